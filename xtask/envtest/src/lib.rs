@@ -1,0 +1,19 @@
+//! A real Kubernetes control plane for tests and local runs, the way controller-runtime's
+//! envtest provides one: kube-apiserver and etcd built from Go modules (see `go.mod` next
+//! to this crate), started on free loopback ports with their own PKI, stopped on drop.
+//!
+//! ```no_run
+//! # async fn demo() -> anyhow::Result<()> {
+//! let plane = kubebuilder_envtest::shared();
+//! let namespace = plane.create_namespace("my-test").await?;
+//! let client = plane.client().await?;
+//! # Ok(()) }
+//! ```
+
+pub mod assets;
+mod plane;
+mod process;
+mod shared;
+
+pub use plane::{ControlPlane, Options, wait_established};
+pub use shared::shared;

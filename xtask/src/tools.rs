@@ -1,0 +1,65 @@
+//! Go tools used as real peers in the differential tests (controller-gen, kustomize),
+//! installed with `go install` from the Go module proxy into a versioned cache.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use kubebuilder_envtest::assets;
+
+/// A Go tool pinned to one version.
+pub struct Tool {
+    /// The binary's name, and the variable that overrides where it is.
+    pub binary: &'static str,
+    pub env: &'static str,
+    pub package: &'static str,
+    pub version: &'static str,
+}
+
+pub const CONTROLLER_GEN: Tool = Tool {
+    binary: "controller-gen",
+    env: "CONTROLLER_GEN",
+    package: "sigs.k8s.io/controller-tools/cmd/controller-gen",
+    version: "v0.21.0",
+};
+
+pub const KUSTOMIZE: Tool = Tool {
+    binary: "kustomize",
+    env: "KUSTOMIZE",
+    package: "sigs.k8s.io/kustomize/kustomize/v5",
+    version: "v5.8.1",
+};
+
+impl Tool {
+    /// The tool's path: `$<ENV>` when set, else the cache, installing it there first.
+    pub fn install(&self) -> Result<PathBuf> {
+        if let Some(path) = std::env::var_os(self.env).filter(|p| !p.is_empty()) {
+            return Ok(path.into());
+        }
+        let bin_dir = assets::cache_dir()
+            .parent()
+            .context("cache directory has no parent")?
+            .join("tools")
+            .join(format!("{}-{}", self.binary, self.version));
+        let path = bin_dir.join(self.binary);
+        if path.is_file() {
+            return Ok(path);
+        }
+        eprintln!("xtask: go install {}@{}", self.package, self.version);
+        let output = Command::new("go")
+            .args(["install", &format!("{}@{}", self.package, self.version)])
+            .env("GOBIN", &bin_dir)
+            .env("CGO_ENABLED", "0")
+            .output()
+            .context("running `go install` (is Go 1.26 installed?)")?;
+        if !output.status.success() {
+            bail!(
+                "`go install {}@{}` failed:\n{}",
+                self.package,
+                self.version,
+                String::from_utf8_lossy(&output.stderr).trim_end()
+            );
+        }
+        Ok(path)
+    }
+}
