@@ -1,1 +1,19 @@
+//! Kubernetes APIs declared as plain Rust types with kubebuilder-style attributes.
+//!
+//! The attribute macros (re-exported from `kubebuilder-macros`) generate code that returns
+//! values: schemas, CRDs, RBAC rules and webhook declarations, registered at link time
+//! with `inventory` so that `cargo xtask manifests` finds every declaration of the
+//! workspace without a hand-kept list. This crate holds those value types and renders
+//! them as controller-gen does.
 
+pub mod webhook;
+pub mod yaml;
+
+/// Items the generated code refers to; not a public API.
+#[doc(hidden)]
+pub mod __private {
+    pub use inventory;
+    pub use k8s_openapi;
+    pub use serde;
+    pub use serde_json;
+}
