@@ -1,1 +1,3 @@
+//! The CronJob operator: reconciler and admission webhooks of the CronJob API.
 
+pub mod cronjob;

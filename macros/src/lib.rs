@@ -1,1 +1,51 @@
 //! Attribute macros of kubebuilder for Rust. Use them through the `kubebuilder` crate.
+
+mod args;
+mod docs;
+mod item;
+mod k8s_values;
+mod markers;
+mod plural;
+mod rbac;
+mod resource;
+mod types;
+mod webhook;
+
+use proc_macro::TokenStream;
+
+/// The root kind of a CRD version, on its spec struct: `+groupName`, the package version,
+/// `+kubebuilder:resource`, `subresource`, `printcolumn`, `storageversion`, ... Generates
+/// the root object, its list type, kube `Resource` impl, `crd()` and the link-time
+/// registration of the version. See docs/markers.md.
+#[proc_macro_attribute]
+pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
+    resource::expand(args.into(), item.into()).into()
+}
+
+/// An API type (struct, newtype or unit enum) with its type-level markers: adds the
+/// derives and the `kubebuilder::schema::Schema` impl. Fields take `#[kubebuilder(...)]`.
+#[proc_macro_attribute]
+pub fn schema(args: TokenStream, item: TokenStream) -> TokenStream {
+    item::expand(args.into(), item.into()).into()
+}
+
+/// `+kubebuilder:rbac` on a reconciler type: one RBAC rule for `config/rbac/role.yaml`.
+/// Repeatable. See the `kubebuilder::rbac` module.
+#[proc_macro_attribute]
+pub fn rbac(args: TokenStream, item: TokenStream) -> TokenStream {
+    rbac::expand(args.into(), item.into()).into()
+}
+
+/// `+kubebuilder:webhook` on a defaulter or validator type: implements
+/// `kubebuilder::webhook::Declared` and registers the webhook for `config/webhook/manifests.yaml`.
+#[proc_macro_attribute]
+pub fn webhook(args: TokenStream, item: TokenStream) -> TokenStream {
+    webhook::expand(args.into(), item.into()).into()
+}
+
+/// `+kubebuilder:webhookconfiguration` on any item: names the Mutating- or
+/// ValidatingWebhookConfiguration.
+#[proc_macro_attribute]
+pub fn webhook_configuration(args: TokenStream, item: TokenStream) -> TokenStream {
+    webhook::expand_configuration(args.into(), item.into()).into()
+}

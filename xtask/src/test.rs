@@ -43,6 +43,13 @@ pub fn run(args: Args) -> Result<()> {
         ]),
     )?;
 
+    // The generated manifests must match the declarations (CI fails on drift).
+    eprintln!("xtask: manifests --check");
+    crate::manifests::run(crate::manifests::Args {
+        check: true,
+        max_desc_len: None,
+    })?;
+
     let mut test = Command::new("cargo");
     test.current_dir(&root)
         .args(["test", "--workspace", "--all-targets"])

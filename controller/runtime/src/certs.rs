@@ -4,17 +4,28 @@
 //! and metrics servers of a local run, and tests. Keys are ECDSA P-256 in PKCS#8 PEM, as
 //! controller-runtime's envtest issues them.
 
-use std::net::IpAddr;
+use std::fs;
+use std::io::Write as _;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::{Path, PathBuf};
 
 use rcgen::{
     BasicConstraints, CertificateParams, CertifiedIssuer, DistinguishedName, DnType,
     ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose, SanType,
 };
 
-/// Why a certificate could not be made.
+/// Why a certificate could not be made or written.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot generate certificate: {0}")]
-pub struct CertError(#[from] rcgen::Error);
+pub enum CertError {
+    #[error("cannot generate certificate: {0}")]
+    Generate(#[from] rcgen::Error),
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
 
 /// A certificate and its private key, both PEM.
 #[derive(Clone, Debug)]
@@ -96,6 +107,42 @@ impl CertificateAuthority {
     }
 }
 
+/// Generates a CA and a serving certificate for the loopback interface (`localhost`,
+/// `127.0.0.1`, `::1`), writes the certificate and key as `dir/cert_name` and
+/// `dir/key_name` (the key readable by the owner only), and returns the CA certificate,
+/// PEM: the `caBundle` of webhook configurations pointing at a local server.
+pub fn write_loopback_serving_certificate(
+    dir: &Path,
+    cert_name: &str,
+    key_name: &str,
+) -> Result<String, CertError> {
+    let ca = CertificateAuthority::new("kubebuilder-runtime local CA")?;
+    let pair = ca.issue_server(
+        &["localhost"],
+        &[
+            IpAddr::V4(Ipv4Addr::LOCALHOST),
+            IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ],
+    )?;
+    let write = |name: &str, contents: &str, mode: u32| {
+        let path = dir.join(name);
+        fs::create_dir_all(dir)
+            .and_then(|()| {
+                let mut file = fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .mode(mode)
+                    .open(&path)?;
+                file.write_all(contents.as_bytes())
+            })
+            .map_err(|source| CertError::Write { path, source })
+    };
+    write(cert_name, &pair.cert_pem, 0o644)?;
+    write(key_name, &pair.key_pem, 0o600)?;
+    Ok(ca.cert_pem())
+}
+
 fn name(common_name: &str, organization: Option<&str>) -> DistinguishedName {
     let mut name = DistinguishedName::new();
     name.push(DnType::CommonName, common_name);
@@ -122,5 +169,20 @@ mod tests {
         }
         assert_ne!(server.cert_pem, client.cert_pem);
         assert!(ca.cert_pem().starts_with("-----BEGIN CERTIFICATE-----"));
+    }
+
+    #[test]
+    fn writes_a_loopback_serving_pair_and_returns_its_ca() {
+        use std::os::unix::fs::PermissionsExt as _;
+
+        let dir = tempfile::tempdir().unwrap();
+        let certs = dir.path().join("serving-certs");
+        let ca_pem = write_loopback_serving_certificate(&certs, "tls.crt", "tls.key").unwrap();
+        assert!(ca_pem.starts_with("-----BEGIN CERTIFICATE-----"));
+        let cert = fs::read_to_string(certs.join("tls.crt")).unwrap();
+        assert!(cert.starts_with("-----BEGIN CERTIFICATE-----"));
+        assert_ne!(cert, ca_pem);
+        let key = fs::metadata(certs.join("tls.key")).unwrap();
+        assert_eq!(key.permissions().mode() & 0o777, 0o600);
     }
 }

@@ -6,14 +6,15 @@
 //! workspace without a hand-kept list. This crate holds those value types and renders
 //! them as controller-gen does.
 
+pub mod crd;
+pub mod rbac;
+pub mod schema;
 pub mod webhook;
 pub mod yaml;
 
 /// Items the generated code refers to; not a public API.
 #[doc(hidden)]
-pub mod __private {
-    pub use inventory;
-    pub use k8s_openapi;
-    pub use serde;
-    pub use serde_json;
-}
+#[path = "private.rs"]
+pub mod __private;
+
+pub use kubebuilder_macros::{rbac, resource, schema, webhook, webhook_configuration};

@@ -180,9 +180,7 @@ fn write_number(out: &mut String, n: &serde_json::Number) {
 fn write_string(out: &mut String, s: &str, block_indent: usize) {
     if s.contains('\n') && literal_allowed(s) {
         write_literal(out, s, block_indent);
-    } else if s.contains('\n') || has_special_characters(s) {
-        write_double_quoted(out, s);
-    } else if reads_as_other_type(s) {
+    } else if s.contains('\n') || has_special_characters(s) || reads_as_other_type(s) {
         write_double_quoted(out, s);
     } else if plain_allowed(s) {
         out.push_str(s);

@@ -168,10 +168,16 @@ fn build_into(dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The Go toolchain to build with: `$GO`, else `go` from `PATH`.
 fn which_go() -> Result<PathBuf> {
-    let go = std::env::var_os("GO")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| "go".into());
+    check_go(
+        std::env::var_os("GO")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| "go".into()),
+    )
+}
+
+fn check_go(go: PathBuf) -> Result<PathBuf> {
     match Command::new(&go).arg("version").output() {
         Ok(out) if out.status.success() => Ok(go),
         Ok(out) => bail!(
@@ -206,6 +212,13 @@ mod tests {
         // Every staging module is replaced by its published tag, never left at v0.0.0.
         let staging = format!("v0.{}", KUBERNETES_VERSION.trim_start_matches("v1."));
         assert!(go_mod.contains(&format!("k8s.io/api => k8s.io/api {staging}")));
+    }
+
+    #[test]
+    fn a_missing_go_is_named_in_the_error() {
+        let err = check_go("/nonexistent/bin/go".into()).unwrap_err().to_string();
+        assert!(err.contains("Go is needed to build kube-apiserver and etcd"), "{err}");
+        assert!(err.contains("/nonexistent/bin/go"), "{err}");
     }
 
     #[test]

@@ -1,0 +1,135 @@
+//! What the cluster tests of this crate share: a small custom kind, manager flags for
+//! tests (loopback, free ports) and polling.
+
+#![allow(dead_code)] // Each test binary uses its own part of this module.
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::Resource;
+use kube::core::{NamespaceResourceScope, ObjectMeta};
+use kubebuilder_runtime::{BindAddress, ManagerArgs};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+
+/// The group of the test kind `Widget`.
+pub const GROUP: &str = "runtime.kubebuilder.test";
+
+/// A namespaced kind with a spec of optional fields, served as `widgets.<GROUP>/v1`.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Widget {
+    pub api_version: String,
+    pub kind: String,
+    pub metadata: ObjectMeta,
+    pub spec: WidgetSpec,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct WidgetSpec {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub color: Option<String>,
+}
+
+impl Widget {
+    pub fn new(name: &str, spec: WidgetSpec) -> Self {
+        Self {
+            api_version: format!("{GROUP}/v1"),
+            kind: "Widget".into(),
+            metadata: ObjectMeta {
+                name: Some(name.into()),
+                ..Default::default()
+            },
+            spec,
+        }
+    }
+}
+
+impl Resource for Widget {
+    type DynamicType = ();
+    type Scope = NamespaceResourceScope;
+
+    fn kind(_: &()) -> Cow<'_, str> {
+        "Widget".into()
+    }
+
+    fn group(_: &()) -> Cow<'_, str> {
+        GROUP.into()
+    }
+
+    fn version(_: &()) -> Cow<'_, str> {
+        "v1".into()
+    }
+
+    fn plural(_: &()) -> Cow<'_, str> {
+        "widgets".into()
+    }
+
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+/// The Widget CRD. `spec` keeps fields the Rust type does not know, so tests can see
+/// that defaulting leaves them alone.
+pub fn widget_crd() -> CustomResourceDefinition {
+    serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": format!("widgets.{GROUP}")},
+        "spec": {
+            "group": GROUP,
+            "names": {"kind": "Widget", "listKind": "WidgetList", "plural": "widgets", "singular": "widget"},
+            "scope": "Namespaced",
+            "versions": [{
+                "name": "v1", "served": true, "storage": true,
+                "schema": {"openAPIV3Schema": {
+                    "type": "object",
+                    "properties": {"spec": {
+                        "type": "object",
+                        "x-kubernetes-preserve-unknown-fields": true,
+                        "properties": {"size": {"type": "integer"}, "color": {"type": "string"}}
+                    }}
+                }}
+            }]
+        }
+    }))
+    .expect("a valid CRD")
+}
+
+/// Manager flags for a test: probes on a free loopback port, nothing else listening.
+pub fn test_args() -> ManagerArgs {
+    ManagerArgs {
+        health_probe_bind_address: BindAddress::HostPort("127.0.0.1:0".into()),
+        webhook_port: 0,
+        ..ManagerArgs::default()
+    }
+}
+
+/// Polls `check` every 50 ms until it returns `Some`, failing the test after `timeout`.
+pub async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

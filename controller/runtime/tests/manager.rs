@@ -1,0 +1,732 @@
+//! The manager against the real apiserver: probes, namespace scoping, back-off and
+//! metrics with authenticated scrapes, leader election and graceful shutdown.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{eventually, test_args};
+use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{ConfigMap, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use kube::api::{Api, Patch, PatchParams, PostParams};
+use kube::runtime::controller::{Action, Controller};
+use kube::runtime::watcher;
+use kube::{Client, ResourceExt as _};
+use kubebuilder_envtest::shared;
+use kubebuilder_runtime::certs::write_loopback_serving_certificate;
+use kubebuilder_runtime::client::HttpClient;
+use kubebuilder_runtime::{
+    BindAddress, ControllerContext, Manager, ManagerArgs, ManagerError, RunningManager,
+};
+use serde_json::json;
+use tokio::sync::Notify;
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct ReconcileError(String);
+
+/// What the test reconcilers saw: `(manager, namespace/name)` per reconcile.
+#[derive(Default)]
+struct Seen {
+    manager: &'static str,
+    log: Arc<Mutex<Vec<(&'static str, String)>>>,
+}
+
+impl Seen {
+    fn record(&self, object: &ConfigMap) -> usize {
+        let key = format!(
+            "{}/{}",
+            object.namespace().unwrap_or_default(),
+            object.name_any()
+        );
+        let mut log = self.log.lock().unwrap();
+        log.push((self.manager, key.clone()));
+        log.iter().filter(|(_, seen)| *seen == key).count()
+    }
+}
+
+fn entries(log: &Mutex<Vec<(&'static str, String)>>) -> Vec<(&'static str, String)> {
+    log.lock().unwrap().clone()
+}
+
+/// Reconciles ConfigMaps, recording each; `flaky` fails its first three reconciles.
+async fn record(object: Arc<ConfigMap>, seen: Arc<Seen>) -> Result<Action, ReconcileError> {
+    let attempts = seen.record(&object);
+    if object.name_any() == "flaky" && attempts <= 3 {
+        return Err(ReconcileError(format!("attempt {attempts} fails")));
+    }
+    Ok(Action::await_change())
+}
+
+/// A controller factory running [`record`] on ConfigMaps.
+fn recording(
+    seen: Arc<Seen>,
+) -> impl Fn(ControllerContext) -> futures::future::BoxFuture<'static, ()> + Send + Sync {
+    move |context: ControllerContext| {
+        let seen = seen.clone();
+        Box::pin(async move {
+            context
+                .run(
+                    |scope| Controller::new(scope.api::<ConfigMap>(), watcher::Config::default()),
+                    record,
+                    seen,
+                )
+                .await;
+        })
+    }
+}
+
+async fn create_config_map(client: &Client, namespace: &str, name: &str) {
+    let config_map: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+    Api::<ConfigMap>::namespaced(client.clone(), namespace)
+        .create(&PostParams::default(), &config_map)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn readyz_waits_for_the_cache_and_the_namespace_flag_scopes_the_watch() {
+    let plane = shared();
+    let client = plane.client().await.unwrap();
+    let watched = plane.create_namespace("rt-ready").await.unwrap();
+    let unwatched = plane.create_namespace("rt-ready-other").await.unwrap();
+    create_config_map(&client, &watched, "mine").await;
+    create_config_map(&client, &unwatched, "not-mine").await;
+
+    let seen = Arc::new(Seen {
+        manager: "only",
+        ..Seen::default()
+    });
+    let gate = Arc::new(Notify::new());
+    let start = recording(seen.clone());
+    let args = ManagerArgs {
+        namespaces: vec![watched.clone()],
+        ..test_args()
+    };
+    let controller_gate = gate.clone();
+    let running = Manager::new(client, args)
+        .controller("configmaps", move |context| {
+            let gate = controller_gate.clone();
+            let run = start(context);
+            async move {
+                // The cache cannot sync before the test opens the gate.
+                gate.notified().await;
+                run.await;
+            }
+        })
+        .start()
+        .await
+        .unwrap();
+    let probes = HttpClient::plain(running.probe_addr().unwrap());
+
+    let health = probes.get("/healthz", None).await.unwrap();
+    assert_eq!(
+        (health.status.as_u16(), health.text().as_str()),
+        (200, "ok")
+    );
+    let not_ready = probes.get("/readyz", None).await.unwrap();
+    assert_eq!(not_ready.status.as_u16(), 500);
+    assert_eq!(
+        not_ready.text(),
+        "[-]configmaps failed: cache not synced\nreadyz check failed\n"
+    );
+    assert_eq!(
+        probes.get("/nothing", None).await.unwrap().status.as_u16(),
+        404
+    );
+
+    gate.notify_one();
+    let ready = eventually("readyz to pass", Duration::from_secs(20), || async {
+        let reply = probes.get("/readyz", None).await.unwrap();
+        (reply.status.as_u16() == 200).then_some(reply)
+    })
+    .await;
+    assert_eq!(ready.text(), "[+]configmaps ok\nreadyz check passed\n");
+
+    let mine = format!("{watched}/mine");
+    eventually(
+        "the watched ConfigMap reconciled",
+        Duration::from_secs(20),
+        || async {
+            entries(&seen.log)
+                .iter()
+                .any(|(_, key)| *key == mine)
+                .then_some(())
+        },
+    )
+    .await;
+    assert!(
+        entries(&seen.log)
+            .iter()
+            .all(|(_, key)| key.starts_with(&format!("{watched}/"))),
+        "only the watched namespace is reconciled: {:?}",
+        entries(&seen.log)
+    );
+    running.shutdown().await.unwrap();
+}
+
+/// A service-account token from the TokenRequest API.
+async fn token_for(client: &Client, namespace: &str, name: &str) -> String {
+    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
+    let account: ServiceAccount =
+        serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+    accounts
+        .create(&PostParams::default(), &account)
+        .await
+        .unwrap();
+    let request = TokenRequest {
+        spec: Some(TokenRequestSpec {
+            expiration_seconds: Some(600),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    accounts
+        .create_token_request(name, &PostParams::default(), &request)
+        .await
+        .unwrap()
+        .status
+        .and_then(|status| status.token)
+        .expect("the TokenRequest returns a token")
+}
+
+/// The kubebuilder `metrics-reader` role, bound to one service account.
+async fn grant_metrics_reader(client: &Client, namespace: &str, account: &str) {
+    let name = format!("{namespace}-metrics-reader");
+    let role: ClusterRole = serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+    }))
+    .unwrap();
+    Api::<ClusterRole>::all(client.clone())
+        .create(&PostParams::default(), &role)
+        .await
+        .unwrap();
+    let binding: ClusterRoleBinding = serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+        "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}]
+    }))
+    .unwrap();
+    Api::<ClusterRoleBinding>::all(client.clone())
+        .create(&PostParams::default(), &binding)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn errors_are_retried_and_secure_metrics_need_an_authorized_token() {
+    let plane = shared();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-metrics").await.unwrap();
+    let seen = Arc::new(Seen {
+        manager: "only",
+        ..Seen::default()
+    });
+    let args = ManagerArgs {
+        metrics_bind_address: BindAddress::HostPort("127.0.0.1:0".into()),
+        namespaces: vec![namespace.clone()],
+        ..test_args()
+    };
+    let running = Manager::new(client.clone(), args)
+        .controller("configmaps", recording(seen.clone()))
+        .start()
+        .await
+        .unwrap();
+    create_config_map(&client, &namespace, "steady").await;
+    create_config_map(&client, &namespace, "flaky").await;
+
+    // Nothing but the error policy triggers the retries: three failures, then success.
+    let flaky = format!("{namespace}/flaky");
+    eventually(
+        "flaky to succeed on its fourth attempt",
+        Duration::from_secs(20),
+        || async {
+            (entries(&seen.log)
+                .iter()
+                .filter(|(_, key)| *key == flaky)
+                .count()
+                >= 4)
+                .then_some(())
+        },
+    )
+    .await;
+
+    // Self-signed: the scraper cannot verify the server, as `curl -k`.
+    let scraper = HttpClient::tls_unverified(running.metrics_addr().unwrap());
+    let anonymous = scraper.get("/metrics", None).await.unwrap();
+    assert_eq!(anonymous.status.as_u16(), 401, "{}", anonymous.text());
+    let forged = scraper.get("/metrics", Some("not-a-token")).await.unwrap();
+    assert_eq!(forged.status.as_u16(), 401, "{}", forged.text());
+
+    let outsider = token_for(&client, &namespace, "outsider").await;
+    let forbidden = scraper.get("/metrics", Some(&outsider)).await.unwrap();
+    assert_eq!(forbidden.status.as_u16(), 403, "{}", forbidden.text());
+
+    let prometheus = token_for(&client, &namespace, "prometheus").await;
+    grant_metrics_reader(&client, &namespace, "prometheus").await;
+    // RBAC reaches the authorizer through its informers: allow a moment.
+    let metrics = eventually(
+        "the metrics-reader binding to apply",
+        Duration::from_secs(20),
+        || async {
+            let reply = scraper.get("/metrics", Some(&prometheus)).await.unwrap();
+            (reply.status.as_u16() == 200).then_some(reply.text())
+        },
+    )
+    .await;
+    for line in [
+        "controller_runtime_reconcile_total{controller=\"configmaps\",result=\"success\"} 2",
+        "controller_runtime_reconcile_total{controller=\"configmaps\",result=\"error\"} 3",
+        "controller_runtime_reconcile_errors_total{controller=\"configmaps\"} 3",
+        "controller_runtime_reconcile_time_seconds_count{controller=\"configmaps\"} 5",
+        "controller_runtime_active_workers{controller=\"configmaps\"} 0",
+    ] {
+        assert!(metrics.contains(line), "missing {line:?} in\n{metrics}");
+    }
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn metrics_serve_plain_http_or_the_certificate_given() {
+    let plane = shared();
+    let client = plane.client().await.unwrap();
+
+    let plain = Manager::new(
+        client.clone(),
+        ManagerArgs {
+            metrics_bind_address: BindAddress::HostPort("127.0.0.1:0".into()),
+            metrics_secure: false,
+            ..test_args()
+        },
+    )
+    .start()
+    .await
+    .unwrap();
+    let scrape = HttpClient::plain(plain.metrics_addr().unwrap())
+        .get("/metrics", None)
+        .await
+        .unwrap();
+    assert_eq!(scrape.status.as_u16(), 200);
+    // No controller, no series: just the OpenMetrics terminator.
+    assert_eq!(scrape.text(), "# EOF\n");
+    plain.shutdown().await.unwrap();
+
+    let certs = tempfile::tempdir().unwrap();
+    let ca =
+        write_loopback_serving_certificate(certs.path(), "metrics.crt", "metrics.key").unwrap();
+    let secure = Manager::new(
+        client,
+        ManagerArgs {
+            metrics_bind_address: BindAddress::HostPort("127.0.0.1:0".into()),
+            metrics_cert_path: Some(certs.path().to_owned()),
+            metrics_cert_name: "metrics.crt".into(),
+            metrics_cert_key: "metrics.key".into(),
+            ..test_args()
+        },
+    )
+    .start()
+    .await
+    .unwrap();
+    let verified = HttpClient::tls(secure.metrics_addr().unwrap(), &ca).unwrap();
+    let handshake = verified.handshake(&[b"h2", b"http/1.1"]).await.unwrap();
+    assert_eq!(
+        handshake.alpn.as_deref(),
+        Some(&b"http/1.1"[..]),
+        "HTTP/2 is off by default"
+    );
+    assert_eq!(
+        verified
+            .get("/metrics", None)
+            .await
+            .unwrap()
+            .status
+            .as_u16(),
+        401
+    );
+    secure.shutdown().await.unwrap();
+}
+
+async fn lease_holder(client: &Client, namespace: &str, name: &str) -> Option<String> {
+    Api::<Lease>::namespaced(client.clone(), namespace)
+        .get(name)
+        .await
+        .unwrap()
+        .spec
+        .and_then(|spec| spec.holder_identity)
+}
+
+fn is_leading(manager: &RunningManager) -> bool {
+    *manager.leading().borrow()
+}
+
+#[tokio::test]
+async fn one_leader_reconciles_and_hands_over_on_stop_and_on_crash() {
+    let plane = shared();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-leader").await.unwrap();
+    let lease = "runtime-test-lease";
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let lease_duration = Duration::from_secs(6);
+    let elected = |manager: &'static str| {
+        let seen = Arc::new(Seen {
+            manager,
+            log: log.clone(),
+        });
+        Manager::new(
+            client.clone(),
+            ManagerArgs {
+                leader_elect: true,
+                leader_election_namespace: Some(namespace.clone()),
+                namespaces: vec![namespace.clone()],
+                ..test_args()
+            },
+        )
+        .leader_election_id(lease)
+        .lease_timing(lease_duration, Duration::from_secs(2))
+        .controller("configmaps", recording(seen))
+    };
+    let first = elected("first");
+    let first_metrics = first.metrics().clone();
+    let first = first.start().await.unwrap();
+    let second = elected("second").start().await.unwrap();
+
+    eventually("a leader", Duration::from_secs(20), || async {
+        (is_leading(&first) || is_leading(&second)).then_some(())
+    })
+    .await;
+    let (leader, follower, leader_name, follower_name) = if is_leading(&first) {
+        (first, second, "first", "second")
+    } else {
+        (second, first, "second", "first")
+    };
+    assert!(!is_leading(&follower));
+    assert!(lease_holder(&client, &namespace, lease).await.is_some());
+
+    create_config_map(&client, &namespace, "before-handover").await;
+    let before = format!("{namespace}/before-handover");
+    eventually(
+        "the leader to reconcile",
+        Duration::from_secs(20),
+        || async {
+            entries(&log)
+                .contains(&(leader_name, before.clone()))
+                .then_some(())
+        },
+    )
+    .await;
+    // Give the follower time to misbehave: several renewals of the lease.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert!(
+        entries(&log)
+            .iter()
+            .all(|(manager, _)| *manager == leader_name),
+        "only the leader reconciles: {:?}",
+        entries(&log)
+    );
+    assert!(!is_leading(&follower));
+    if leader_name == "first" {
+        let metrics = first_metrics.encode();
+        assert!(
+            metrics.contains(&format!(
+                "leader_election_master_status{{name=\"{lease}\"}} 1"
+            )),
+            "{metrics}"
+        );
+    }
+
+    // A graceful stop releases the lease: the follower takes over within the lease duration.
+    let leader_identity = lease_holder(&client, &namespace, lease).await;
+    leader.shutdown().await.unwrap();
+    assert_ne!(
+        lease_holder(&client, &namespace, lease).await,
+        leader_identity,
+        "released on shutdown"
+    );
+    if leader_name == "first" {
+        let metrics = first_metrics.encode();
+        assert!(
+            metrics.contains(&format!(
+                "leader_election_master_status{{name=\"{lease}\"}} 0"
+            )),
+            "{metrics}"
+        );
+    }
+    eventually("the follower to take over", lease_duration, || async {
+        is_leading(&follower).then_some(())
+    })
+    .await;
+    create_config_map(&client, &namespace, "after-handover").await;
+    let after = format!("{namespace}/after-handover");
+    eventually(
+        "the new leader to reconcile",
+        Duration::from_secs(20),
+        || async {
+            entries(&log)
+                .contains(&(follower_name, after.clone()))
+                .then_some(())
+        },
+    )
+    .await;
+
+    // A crash releases nothing: a new candidate waits for the lease to expire.
+    let third = elected("third").start().await.unwrap();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert!(!is_leading(&third), "the lease is still held");
+    follower.abort();
+    eventually(
+        "the candidate to take over after expiry",
+        lease_duration * 3,
+        || async { is_leading(&third).then_some(()) },
+    )
+    .await;
+    let all_reconciled_by = |name: &str| -> BTreeMap<String, Vec<&'static str>> {
+        let mut by_object: BTreeMap<String, Vec<&'static str>> = BTreeMap::new();
+        for (manager, key) in entries(&log) {
+            if key.ends_with(name) {
+                by_object.entry(key).or_default().push(manager);
+            }
+        }
+        by_object
+    };
+    eventually(
+        "the third manager to resync every ConfigMap",
+        Duration::from_secs(20),
+        || async {
+            all_reconciled_by("handover")
+                .values()
+                .all(|managers| managers.contains(&"third"))
+                .then_some(())
+        },
+    )
+    .await;
+    third.shutdown().await.unwrap();
+    assert_eq!(lease_holder(&client, &namespace, lease).await, None);
+}
+
+#[tokio::test]
+async fn shutdown_waits_for_the_reconcile_in_flight_and_releases_the_lease() {
+    let plane = shared();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-shutdown").await.unwrap();
+    let lease = "runtime-shutdown-lease";
+
+    struct Slow {
+        started: Notify,
+        release: Notify,
+        finished: AtomicBool,
+    }
+    async fn slow_reconcile(_: Arc<ConfigMap>, slow: Arc<Slow>) -> Result<Action, ReconcileError> {
+        slow.started.notify_one();
+        slow.release.notified().await;
+        slow.finished.store(true, Ordering::SeqCst);
+        Ok(Action::await_change())
+    }
+    let slow = Arc::new(Slow {
+        started: Notify::new(),
+        release: Notify::new(),
+        finished: AtomicBool::new(false),
+    });
+    let context_slow = slow.clone();
+    let running = Manager::new(
+        client.clone(),
+        ManagerArgs {
+            leader_elect: true,
+            leader_election_namespace: Some(namespace.clone()),
+            namespaces: vec![namespace.clone()],
+            ..test_args()
+        },
+    )
+    .leader_election_id(lease)
+    .controller("slow", move |context| {
+        let slow = context_slow.clone();
+        async move {
+            context
+                .run(
+                    |scope| Controller::new(scope.api::<ConfigMap>(), watcher::Config::default()),
+                    slow_reconcile,
+                    slow,
+                )
+                .await;
+        }
+    })
+    .start()
+    .await
+    .unwrap();
+    eventually("leadership", Duration::from_secs(20), || async {
+        is_leading(&running).then_some(())
+    })
+    .await;
+    create_config_map(&client, &namespace, "slow").await;
+    tokio::time::timeout(Duration::from_secs(20), slow.started.notified())
+        .await
+        .expect("the reconcile starts");
+    assert!(lease_holder(&client, &namespace, lease).await.is_some());
+
+    // The same path as SIGTERM: `Manager::run` is `run_until(shutdown_signal())`.
+    let (terminate, terminated) = tokio::sync::oneshot::channel::<()>();
+    let stopping = tokio::spawn(running.run_until(async {
+        let _ = terminated.await;
+    }));
+    terminate.send(()).unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(
+        !stopping.is_finished(),
+        "shutdown waits for the reconcile in flight"
+    );
+    assert!(
+        lease_holder(&client, &namespace, lease).await.is_some(),
+        "the lease is kept while draining"
+    );
+
+    slow.release.notify_one();
+    tokio::time::timeout(Duration::from_secs(20), stopping)
+        .await
+        .expect("shutdown completes")
+        .unwrap()
+        .unwrap();
+    assert!(
+        slow.finished.load(Ordering::SeqCst),
+        "the reconcile in flight finished"
+    );
+    assert_eq!(
+        lease_holder(&client, &namespace, lease).await,
+        None,
+        "the lease is released"
+    );
+}
+
+#[tokio::test]
+async fn a_controller_that_stops_on_its_own_stops_the_manager_with_an_error() {
+    let client = shared().client().await.unwrap();
+    let running = Manager::new(client, test_args())
+        .controller("quitter", |_context| async {})
+        .start()
+        .await
+        .unwrap();
+    let result = running.run_until(std::future::pending()).await;
+    assert!(
+        matches!(result, Err(ManagerError::ControllersStopped)),
+        "{result:?}"
+    );
+}
+
+#[tokio::test]
+async fn leader_election_needs_a_lease_name() {
+    let client = shared().client().await.unwrap();
+    let args = ManagerArgs {
+        leader_elect: true,
+        ..test_args()
+    };
+    let result = Manager::new(client, args).start().await;
+    assert!(
+        matches!(result, Err(ManagerError::NoLeaseName)),
+        "{:?}",
+        result.err()
+    );
+}
+
+#[tokio::test]
+async fn controllers_stop_when_the_lease_is_taken_away() {
+    let plane = shared();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-lost").await.unwrap();
+    let lease = "runtime-lost-lease";
+    let stopped = Arc::new(AtomicBool::new(false));
+    let seen = Arc::new(Seen {
+        manager: "only",
+        ..Seen::default()
+    });
+    let start = recording(seen);
+    let controller_stopped = stopped.clone();
+    let manager = Manager::new(
+        client.clone(),
+        ManagerArgs {
+            leader_elect: true,
+            leader_election_namespace: Some(namespace.clone()),
+            namespaces: vec![namespace.clone()],
+            ..test_args()
+        },
+    )
+    .leader_election_id(lease)
+    .lease_timing(Duration::from_secs(6), Duration::from_secs(2))
+    .controller("configmaps", move |context| {
+        let stopped = controller_stopped.clone();
+        let run = start(context);
+        async move {
+            run.await;
+            stopped.store(true, Ordering::SeqCst);
+        }
+    });
+    let metrics = manager.metrics().clone();
+    let running = manager.start().await.unwrap();
+    let probes = HttpClient::plain(running.probe_addr().unwrap());
+    eventually(
+        "leadership and a synced cache",
+        Duration::from_secs(20),
+        || async {
+            let ready = probes.get("/readyz", None).await.unwrap().text();
+            (is_leading(&running) && ready.contains("[+]configmaps ok")).then_some(())
+        },
+    )
+    .await;
+
+    // Someone else takes the lease (as a partitioned replica would find on its return)
+    // and keeps it renewed.
+    let usurp = || async {
+        let renewed = jiff::Timestamp::now()
+            .strftime("%Y-%m-%dT%H:%M:%S%.6fZ")
+            .to_string();
+        Api::<Lease>::namespaced(client.clone(), &namespace)
+            .patch(
+                lease,
+                &PatchParams::default(),
+                &Patch::Merge(json!({"spec": {
+                    "holderIdentity": "usurper",
+                    "renewTime": renewed,
+                    "leaseDurationSeconds": 3600
+                }})),
+            )
+            .await
+            .unwrap();
+    };
+    usurp().await;
+
+    // The next renewal (within the lease duration) finds the lease gone.
+    eventually(
+        "the controllers to stop",
+        Duration::from_secs(12),
+        || async { (!is_leading(&running) && stopped.load(Ordering::SeqCst)).then_some(()) },
+    )
+    .await;
+    usurp().await;
+    let gauge = metrics.encode();
+    assert!(
+        gauge.contains(&format!(
+            "leader_election_master_status{{name=\"{lease}\"}} 0"
+        )),
+        "{gauge}"
+    );
+    let standby = probes.get("/readyz", None).await.unwrap();
+    assert_eq!(
+        standby.text(),
+        "readyz check passed\n",
+        "a standby replica is ready to take over"
+    );
+    assert_eq!(
+        lease_holder(&client, &namespace, lease).await.as_deref(),
+        Some("usurper")
+    );
+    running.shutdown().await.unwrap();
+    assert_eq!(
+        lease_holder(&client, &namespace, lease).await.as_deref(),
+        Some("usurper"),
+        "shutdown releases only a lease it holds"
+    );
+}

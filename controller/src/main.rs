@@ -1,0 +1,91 @@
+//! The manager of the CronJob operator (kubebuilder's `cmd/main.go`): the CronJob
+//! controller and webhooks on a manager with leader election, probes and metrics.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result};
+use clap::{ArgAction, Parser};
+use controller::cronjob;
+use kubebuilder_runtime::certs::write_loopback_serving_certificate;
+use kubebuilder_runtime::webhook::LoopbackRegistration;
+use kubebuilder_runtime::{Manager, ManagerArgs, SystemClock};
+
+/// The leader-election Lease name of kubebuilder's tutorial project.
+const LEADER_ELECTION_ID: &str = "80807133.tutorial.kubebuilder.io";
+
+/// The name of the webhook configurations registered by `--register-webhooks-on-loopback`.
+const LOOPBACK_WEBHOOKS_NAME: &str = "cronjob-controller-loopback";
+
+#[derive(Parser)]
+#[command(
+    name = "controller",
+    about = "The CronJob operator: reconciles CronJobs into Jobs and serves their admission webhooks"
+)]
+struct Cli {
+    #[command(flatten)]
+    manager: ManagerArgs,
+
+    /// For a local control plane: serve the webhooks with a certificate generated for
+    /// 127.0.0.1, register them with the apiserver at https://127.0.0.1:<webhook-port>,
+    /// and remove the registration on shutdown. (In a cluster, config/webhook and
+    /// cert-manager do this.)
+    #[arg(long, default_value = "false", value_name = "BOOL", num_args = 0..=1,
+          require_equals = true, default_missing_value = "true", action = ArgAction::Set,
+          conflicts_with = "webhook_cert_path")]
+    register_webhooks_on_loopback: bool,
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let mut cli = Cli::parse();
+    cli.manager.init_logging()?;
+    let loopback = if cli.register_webhooks_on_loopback {
+        let certificates = LoopbackCertificates::generate(
+            &cli.manager.webhook_cert_name,
+            &cli.manager.webhook_cert_key,
+        )?;
+        cli.manager.webhook_cert_path = Some(certificates.dir.clone());
+        Some(certificates)
+    } else {
+        None
+    };
+
+    let client = kube::Client::try_default()
+        .await
+        .context("no cluster configured: set KUBECONFIG, write ~/.kube/config or run in a pod")?;
+    let mut manager = Manager::new(client, cli.manager)
+        .leader_election_id(LEADER_ELECTION_ID)
+        .webhooks(cronjob::webhook::webhooks());
+    manager = cronjob::setup_with_manager(manager, Arc::new(SystemClock));
+    if let Some(certificates) = &loopback {
+        manager = manager.register_webhooks_on_loopback(LoopbackRegistration::new(
+            LOOPBACK_WEBHOOKS_NAME,
+            &certificates.ca_pem,
+        ));
+    }
+    let result = manager.run().await;
+    drop(loopback);
+    result.context("the manager failed")
+}
+
+/// A serving certificate for 127.0.0.1 in a directory of its own, removed on drop.
+struct LoopbackCertificates {
+    dir: PathBuf,
+    ca_pem: String,
+}
+
+impl LoopbackCertificates {
+    fn generate(cert_name: &str, key_name: &str) -> Result<Self> {
+        let dir = std::env::temp_dir().join(format!("cronjob-webhook-certs-{}", std::process::id()));
+        let ca_pem = write_loopback_serving_certificate(&dir, cert_name, key_name)
+            .with_context(|| format!("writing the loopback webhook certificate into {}", dir.display()))?;
+        Ok(Self { dir, ca_pem })
+    }
+}
+
+impl Drop for LoopbackCertificates {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

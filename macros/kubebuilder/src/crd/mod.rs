@@ -1,0 +1,455 @@
+//! CustomResourceDefinitions: what `#[kubebuilder::resource(...)]` declares for one version
+//! of a kind ([`Version`], registered at link time), and how the versions of a kind merge
+//! into one CRD as controller-gen assembles them ([`all`]).
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+    CustomResourceColumnDefinition, CustomResourceDefinition, CustomResourceDefinitionNames,
+    CustomResourceDefinitionSpec, CustomResourceDefinitionVersion, CustomResourceSubresourceScale,
+    CustomResourceSubresourceStatus, CustomResourceSubresources, CustomResourceValidation,
+    JSONSchemaProps, SelectableField,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+
+use crate::schema::{self, Marker, Message, Property, Shape, str_eq};
+
+/// The annotation controller-gen writes on every CRD. We write the same key with the
+/// controller-gen release whose output we reproduce, so that tools and diffs that look
+/// for it see a controller-gen v0.21.0-compatible CRD.
+pub const GENERATOR_ANNOTATION: (&str, &str) = ("controller-gen.kubebuilder.io/version", "v0.21.0");
+
+/// One version of a kind, as its `#[kubebuilder::resource(...)]` declares it.
+#[derive(Clone, Copy, Debug)]
+pub struct Version {
+    pub group: &'static str,
+    pub kind: &'static str,
+    /// The version name (`v1`).
+    pub name: &'static str,
+    pub plural: &'static str,
+    pub singular: &'static str,
+    pub short_names: &'static [&'static str],
+    pub categories: &'static [&'static str],
+    /// `Namespaced` or `Cluster`.
+    pub scope: &'static str,
+    pub storage: bool,
+    pub served: bool,
+    /// `Some` with `deprecatedversion`; the inner value is its warning.
+    pub deprecated: Option<Option<&'static str>>,
+    /// `skipversion`: declared, but left out of the CRD.
+    pub skip: bool,
+    pub annotations: &'static [(&'static str, &'static str)],
+    pub labels: &'static [(&'static str, &'static str)],
+    pub status_subresource: bool,
+    pub scale: Option<Scale>,
+    pub printer_columns: &'static [PrinterColumn],
+    pub selectable_fields: &'static [&'static str],
+    /// The root object's schema.
+    pub schema: fn() -> JSONSchemaProps,
+}
+
+/// `subresource(scale(...))`.
+#[derive(Clone, Copy, Debug)]
+pub struct Scale {
+    pub spec_path: &'static str,
+    pub status_path: &'static str,
+    pub selector_path: Option<&'static str>,
+}
+
+/// `printcolumn(...)`.
+#[derive(Clone, Copy, Debug)]
+pub struct PrinterColumn {
+    pub name: &'static str,
+    pub type_: &'static str,
+    pub json_path: &'static str,
+    pub description: Option<&'static str>,
+    pub format: Option<&'static str>,
+    pub priority: i32,
+}
+
+/// Implemented by `#[kubebuilder::resource(...)]` for the root object of a version.
+pub trait CustomResource {
+    const VERSION: Version;
+
+    /// A CRD with this version alone, as declared (storage, since it is the only one;
+    /// `skipversion` and `unservedversion` are not consulted).
+    fn crd() -> CustomResourceDefinition {
+        let mut only = definition(&Self::VERSION, &Options::default());
+        only.storage = true;
+        assemble(&Self::VERSION, vec![only])
+    }
+}
+
+/// A link-time registration of a version; see [`all`].
+pub struct Registration(pub &'static Version);
+
+inventory::collect!(Registration);
+
+/// Options applied to every CRD.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// controller-gen's `crd:maxDescLen`: `Some(0)` drops descriptions, `Some(n)` cuts
+    /// them to `n` bytes at a sentence or word boundary.
+    pub max_desc_len: Option<usize>,
+}
+
+/// A kind whose versions do not merge into one CRD.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error(String);
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Every CRD of the program: the registered versions grouped by kind, merged, in
+/// controller-gen's order (by `Kind.group`). All problems are reported together.
+pub fn all(options: &Options) -> Result<Vec<CustomResourceDefinition>, Vec<Error>> {
+    let versions: Vec<&Version> = inventory::iter::<Registration>
+        .into_iter()
+        .map(|r| r.0)
+        .collect();
+    merge_all(&versions, options)
+}
+
+/// [`all`] over given versions.
+pub fn merge_all(
+    versions: &[&Version],
+    options: &Options,
+) -> Result<Vec<CustomResourceDefinition>, Vec<Error>> {
+    let mut kinds: BTreeMap<String, Vec<&Version>> = BTreeMap::new();
+    for version in versions {
+        kinds.entry(group_kind(version)).or_default().push(version);
+    }
+    let mut crds = Vec::new();
+    let mut errors = Vec::new();
+    for versions in kinds.values() {
+        match merge(versions, options) {
+            Ok(crd) => crds.extend(crd),
+            Err(error) => errors.push(error),
+        }
+    }
+    if errors.is_empty() {
+        Ok(crds)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Go's `GroupKind.String()`.
+fn group_kind(version: &Version) -> String {
+    if version.group.is_empty() {
+        version.kind.to_owned()
+    } else {
+        format!("{}.{}", version.kind, version.group)
+    }
+}
+
+/// The CRD of one kind from its versions; `None` when every version is skipped.
+pub fn merge(
+    versions: &[&Version],
+    options: &Options,
+) -> Result<Option<CustomResourceDefinition>, Error> {
+    let Some(first) = versions.first() else {
+        return Ok(None);
+    };
+    let group_kind = group_kind(first);
+    // The CRD-level settings are repeated on every version; they must agree.
+    for other in &versions[1..] {
+        let differs = [
+            ("resource(path)", first.plural != other.plural),
+            ("resource(singular)", first.singular != other.singular),
+            (
+                "resource(short_name)",
+                first.short_names != other.short_names,
+            ),
+            ("resource(categories)", first.categories != other.categories),
+            ("resource(scope)", first.scope != other.scope),
+            (
+                "metadata(annotations)",
+                first.annotations != other.annotations,
+            ),
+            ("metadata(labels)", first.labels != other.labels),
+        ];
+        if let Some((what, _)) = differs.iter().find(|(_, differs)| *differs) {
+            return Err(Error(format!(
+                "CRD for {group_kind}: versions {} and {} declare different {what}",
+                first.name, other.name
+            )));
+        }
+    }
+    let mut names: Vec<&str> = versions.iter().map(|v| v.name).collect();
+    names.sort();
+    if let Some(duplicate) = names.windows(2).find(|pair| pair[0] == pair[1]) {
+        return Err(Error(format!(
+            "CRD for {group_kind}: version {} is declared twice",
+            duplicate[0]
+        )));
+    }
+
+    let mut kept: Vec<&Version> = versions.iter().copied().filter(|v| !v.skip).collect();
+    if kept.is_empty() {
+        return Ok(None);
+    }
+    // controller-gen sorts versions with a plain string compare (v1 < v1alpha1 < v2).
+    kept.sort_by(|a, b| a.name.cmp(b.name));
+    let mut definitions: Vec<CustomResourceDefinitionVersion> =
+        kept.iter().map(|v| definition(v, options)).collect();
+    if let [only] = definitions.as_mut_slice() {
+        only.storage = true;
+    }
+    let storage: Vec<&str> = definitions
+        .iter()
+        .filter(|d| d.storage)
+        .map(|d| d.name.as_str())
+        .collect();
+    match storage.len() {
+        0 => {
+            return Err(Error(format!(
+                "CRD for {group_kind} has no storage version"
+            )));
+        }
+        1 => {}
+        _ => {
+            return Err(Error(format!(
+                "CRD for {group_kind} has more than one storage version: {}",
+                storage.join(", ")
+            )));
+        }
+    }
+    if !definitions.iter().any(|d| d.served) {
+        let all: Vec<&str> = definitions.iter().map(|d| d.name.as_str()).collect();
+        return Err(Error(format!(
+            "CRD for {group_kind} with version(s) {} does not serve any version",
+            all.join(", ")
+        )));
+    }
+
+    Ok(Some(assemble(first, definitions)))
+}
+
+/// The CRD of `first`'s kind with these versions.
+fn assemble(
+    first: &Version,
+    versions: Vec<CustomResourceDefinitionVersion>,
+) -> CustomResourceDefinition {
+    let pairs = |list: &[(&str, &str)]| -> Option<BTreeMap<String, String>> {
+        (!list.is_empty()).then(|| {
+            list.iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect()
+        })
+    };
+    let mut annotations = pairs(first.annotations).unwrap_or_default();
+    annotations.insert(
+        GENERATOR_ANNOTATION.0.to_owned(),
+        GENERATOR_ANNOTATION.1.to_owned(),
+    );
+    let strings = |list: &[&str]| -> Option<Vec<String>> {
+        (!list.is_empty()).then(|| list.iter().map(|s| (*s).to_owned()).collect())
+    };
+    CustomResourceDefinition {
+        metadata: ObjectMeta {
+            name: Some(format!("{}.{}", first.plural, first.group)),
+            annotations: Some(annotations),
+            labels: pairs(first.labels),
+            ..ObjectMeta::default()
+        },
+        spec: CustomResourceDefinitionSpec {
+            group: first.group.to_owned(),
+            names: CustomResourceDefinitionNames {
+                kind: first.kind.to_owned(),
+                list_kind: Some(format!("{}List", first.kind)),
+                plural: first.plural.to_owned(),
+                singular: Some(first.singular.to_owned()),
+                short_names: strings(first.short_names),
+                categories: strings(first.categories),
+            },
+            scope: first.scope.to_owned(),
+            versions,
+            ..CustomResourceDefinitionSpec::default()
+        },
+        status: None,
+    }
+}
+
+/// One entry of `spec.versions`.
+fn definition(version: &Version, options: &Options) -> CustomResourceDefinitionVersion {
+    let mut schema = (version.schema)();
+    if let Some(max_len) = options.max_desc_len {
+        schema::truncate_descriptions(&mut schema, max_len);
+    }
+    // controller-gen creates an empty `subresources` whenever a version has printer
+    // columns, even without the status subresource.
+    let subresources = (version.status_subresource
+        || version.scale.is_some()
+        || !version.printer_columns.is_empty())
+    .then(|| CustomResourceSubresources {
+        status: version.status_subresource.then(|| {
+            CustomResourceSubresourceStatus(serde_json::Value::Object(Default::default()))
+        }),
+        scale: version.scale.map(|scale| CustomResourceSubresourceScale {
+            spec_replicas_path: scale.spec_path.to_owned(),
+            status_replicas_path: scale.status_path.to_owned(),
+            label_selector_path: scale.selector_path.map(str::to_owned),
+        }),
+    });
+    let columns: Vec<CustomResourceColumnDefinition> = version
+        .printer_columns
+        .iter()
+        .map(|column| CustomResourceColumnDefinition {
+            name: column.name.to_owned(),
+            type_: column.type_.to_owned(),
+            json_path: column.json_path.to_owned(),
+            description: column.description.map(str::to_owned),
+            format: column.format.map(str::to_owned),
+            priority: (column.priority != 0).then_some(column.priority),
+        })
+        .collect();
+    let selectable: Vec<SelectableField> = version
+        .selectable_fields
+        .iter()
+        .map(|path| SelectableField {
+            json_path: (*path).to_owned(),
+        })
+        .collect();
+    CustomResourceDefinitionVersion {
+        name: version.name.to_owned(),
+        served: version.served,
+        storage: version.storage,
+        deprecated: version.deprecated.map(|_| true),
+        deprecation_warning: version.deprecated.flatten().map(str::to_owned),
+        schema: Some(CustomResourceValidation {
+            open_api_v3_schema: Some(schema),
+        }),
+        subresources,
+        additional_printer_columns: (!columns.is_empty()).then_some(columns),
+        selectable_fields: (!selectable.is_empty()).then_some(selectable),
+    }
+}
+
+const API_VERSION_DESCRIPTION: &str = "APIVersion defines the versioned schema of this representation of an object.
+Servers should convert recognized schemas to the latest internal value, and
+may reject unrecognized values.
+More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources";
+
+const KIND_DESCRIPTION: &str = "Kind is a string value representing the REST resource this object represents.
+Servers may infer this from the endpoint the client submits requests to.
+Cannot be updated.
+In CamelCase.
+More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds";
+
+/// The schema of a root object: `apiVersion` and `kind` (TypeMeta's docs), `metadata`
+/// (always a bare object, as controller-gen writes it), the required `spec` and the
+/// optional `status`, then the root-level markers.
+pub fn root_schema(
+    description: &str,
+    spec: JSONSchemaProps,
+    status: Option<JSONSchemaProps>,
+    markers: &[Marker],
+) -> JSONSchemaProps {
+    let string = |description: &str| JSONSchemaProps {
+        type_: Some("string".into()),
+        description: Some(description.to_owned()),
+        ..JSONSchemaProps::default()
+    };
+    let property = |name, schema, required| Property {
+        name,
+        schema,
+        required,
+        inline: false,
+    };
+    let mut properties = vec![
+        property("apiVersion", string(API_VERSION_DESCRIPTION), false),
+        property("kind", string(KIND_DESCRIPTION), false),
+        property(
+            "metadata",
+            JSONSchemaProps {
+                type_: Some("object".into()),
+                ..JSONSchemaProps::default()
+            },
+            false,
+        ),
+        property("spec", spec, true),
+    ];
+    properties.extend(status.map(|status| property("status", status, false)));
+    schema::object(description, properties, markers)
+}
+
+const STRING: Shape = Shape::typed("String", "string");
+const STRING_MAP: Shape = Shape {
+    additional_properties: Some(&STRING),
+    ..Shape::typed("BTreeMap<String, String>", "object")
+};
+const INTEGER: Shape = Shape::typed("i64", "integer");
+const LIST: Shape = Shape {
+    items: Some(&Shape::UNKNOWN),
+    ..Shape::typed("Vec", "array")
+};
+
+/// ObjectMeta's fields, so that printer columns such as `.metadata.creationTimestamp`
+/// are checked like the others.
+pub const OBJECT_META: Shape = Shape {
+    properties: &[
+        ("annotations", &STRING_MAP),
+        ("creationTimestamp", &STRING),
+        ("deletionGracePeriodSeconds", &INTEGER),
+        ("deletionTimestamp", &STRING),
+        ("finalizers", &LIST),
+        ("generateName", &STRING),
+        ("generation", &INTEGER),
+        ("labels", &STRING_MAP),
+        ("managedFields", &LIST),
+        ("name", &STRING),
+        ("namespace", &STRING),
+        ("ownerReferences", &LIST),
+        ("resourceVersion", &STRING),
+        ("selfLink", &STRING),
+        ("uid", &STRING),
+    ],
+    ..Shape::typed("ObjectMeta", "object")
+};
+
+/// The shape of a root object, for checking printer column and selectable field paths.
+pub const fn root_shape(
+    kind: &'static str,
+    properties: &'static [(&'static str, &'static Shape)],
+) -> Shape {
+    Shape {
+        properties,
+        ..Shape::typed(kind, "object")
+    }
+}
+
+/// A version naming its hub (`hub = path::Kind`): the hub must be the storage version of
+/// the same group and kind.
+pub const fn check_hub(hub: &Version, group: &str, kind: &str) -> Option<Message> {
+    if !str_eq(hub.group, group) || !str_eq(hub.kind, kind) {
+        return Some(
+            Message::new("`hub` must be another version of the same kind; it is ")
+                .push(hub.kind)
+                .push(".")
+                .push(hub.group),
+        );
+    }
+    if !hub.storage {
+        return Some(
+            Message::new("`hub` must be the storage version, but ")
+                .push(hub.kind)
+                .push(" ")
+                .push(hub.name)
+                .push(" has no `storageversion`"),
+        );
+    }
+    None
+}
+
+/// The shape of `apiVersion` and `kind`.
+pub const STRING_FIELD: Shape = STRING;
+
+#[cfg(test)]
+mod tests;

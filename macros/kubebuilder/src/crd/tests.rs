@@ -1,0 +1,238 @@
+//! How versions merge into one CRD.
+
+use serde_json::{Value, json};
+
+use super::*;
+
+fn schema() -> JSONSchemaProps {
+    JSONSchemaProps {
+        type_: Some("object".into()),
+        description: Some("A long description. It has two sentences.".into()),
+        ..JSONSchemaProps::default()
+    }
+}
+
+const V1: Version = Version {
+    group: "example.kubebuilder.io",
+    kind: "Thing",
+    name: "v1",
+    plural: "things",
+    singular: "thing",
+    short_names: &[],
+    categories: &[],
+    scope: "Namespaced",
+    storage: false,
+    served: true,
+    deprecated: None,
+    skip: false,
+    annotations: &[],
+    labels: &[],
+    status_subresource: false,
+    scale: None,
+    printer_columns: &[],
+    selectable_fields: &[],
+    schema,
+};
+
+fn names(crd: &CustomResourceDefinition) -> Vec<(String, bool)> {
+    crd.spec
+        .versions
+        .iter()
+        .map(|v| (v.name.clone(), v.storage))
+        .collect()
+}
+
+fn json(crd: &CustomResourceDefinition) -> Value {
+    serde_json::to_value(crd).unwrap()
+}
+
+#[test]
+fn a_single_version_is_the_storage_version() {
+    let crd = merge(&[&V1], &Options::default()).unwrap().unwrap();
+    assert_eq!(names(&crd), [("v1".to_owned(), true)]);
+    assert_eq!(
+        json(&crd)["metadata"],
+        json!({"name": "things.example.kubebuilder.io",
+               "annotations": {"controller-gen.kubebuilder.io/version": "v0.21.0"}})
+    );
+    assert_eq!(json(&crd)["spec"]["names"]["listKind"], json!("ThingList"));
+}
+
+#[test]
+fn versions_sort_as_plain_strings() {
+    let v2 = Version { name: "v2", ..V1 };
+    let v1beta1 = Version {
+        name: "v1beta1",
+        ..V1
+    };
+    let v1 = Version {
+        storage: true,
+        ..V1
+    };
+    let crd = merge(&[&v2, &v1beta1, &v1], &Options::default())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        names(&crd),
+        [
+            ("v1".to_owned(), true),
+            ("v1beta1".to_owned(), false),
+            ("v2".to_owned(), false)
+        ]
+    );
+}
+
+#[test]
+fn storage_versions_must_be_exactly_one() {
+    let v2 = Version { name: "v2", ..V1 };
+    assert_eq!(
+        merge(&[&V1, &v2], &Options::default())
+            .unwrap_err()
+            .to_string(),
+        "CRD for Thing.example.kubebuilder.io has no storage version"
+    );
+    let (v1, v2) = (
+        Version {
+            storage: true,
+            ..V1
+        },
+        Version {
+            storage: true,
+            ..v2
+        },
+    );
+    assert_eq!(
+        merge(&[&v2, &v1], &Options::default())
+            .unwrap_err()
+            .to_string(),
+        "CRD for Thing.example.kubebuilder.io has more than one storage version: v1, v2"
+    );
+}
+
+#[test]
+fn some_version_must_be_served_and_names_must_agree() {
+    let unserved = Version {
+        served: false,
+        ..V1
+    };
+    assert_eq!(
+        merge(&[&unserved], &Options::default())
+            .unwrap_err()
+            .to_string(),
+        "CRD for Thing.example.kubebuilder.io with version(s) v1 does not serve any version"
+    );
+    let other = Version {
+        name: "v2",
+        short_names: &["t"],
+        ..V1
+    };
+    assert_eq!(
+        merge(&[&V1, &other], &Options::default())
+            .unwrap_err()
+            .to_string(),
+        "CRD for Thing.example.kubebuilder.io: versions v1 and v2 declare different resource(short_name)"
+    );
+    assert_eq!(
+        merge(&[&V1, &V1], &Options::default())
+            .unwrap_err()
+            .to_string(),
+        "CRD for Thing.example.kubebuilder.io: version v1 is declared twice"
+    );
+}
+
+#[test]
+fn skipped_versions_are_left_out() {
+    let skipped = Version {
+        name: "v2",
+        skip: true,
+        ..V1
+    };
+    let crd = merge(&[&skipped, &V1], &Options::default())
+        .unwrap()
+        .unwrap();
+    assert_eq!(names(&crd), [("v1".to_owned(), true)]);
+    assert!(
+        merge(&[&Version { skip: true, ..V1 }], &Options::default())
+            .unwrap()
+            .is_none()
+    );
+}
+
+#[test]
+fn printer_columns_create_empty_subresources_as_controller_gen_does() {
+    let columns = Version {
+        printer_columns: &[PrinterColumn {
+            name: "Age",
+            type_: "date",
+            json_path: ".metadata.creationTimestamp",
+            description: None,
+            format: None,
+            priority: 0,
+        }],
+        ..V1
+    };
+    let crd = json(&merge(&[&columns], &Options::default()).unwrap().unwrap());
+    assert_eq!(crd["spec"]["versions"][0]["subresources"], json!({}));
+    assert_eq!(
+        crd["spec"]["versions"][0]["additionalPrinterColumns"],
+        json!([{"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}])
+    );
+}
+
+#[test]
+fn max_desc_len_applies_to_every_version() {
+    let description = |max_desc_len| {
+        let crd = merge(&[&V1], &Options { max_desc_len }).unwrap().unwrap();
+        json(&crd)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["description"].clone()
+    };
+    assert_eq!(
+        description(None),
+        json!("A long description. It has two sentences.")
+    );
+    assert_eq!(description(Some(25)), json!("A long description."));
+    assert_eq!(description(Some(0)), Value::Null);
+}
+
+#[test]
+fn kinds_are_ordered_by_kind_and_group() {
+    let other = Version {
+        kind: "Apple",
+        plural: "apples",
+        ..V1
+    };
+    let crds = merge_all(&[&V1, &other], &Options::default()).unwrap();
+    let kinds: Vec<&str> = crds.iter().map(|c| c.spec.names.kind.as_str()).collect();
+    assert_eq!(kinds, ["Apple", "Thing"]);
+    let broken = Version {
+        kind: "Broken",
+        served: false,
+        ..V1
+    };
+    assert_eq!(
+        merge_all(&[&V1, &broken], &Options::default())
+            .unwrap_err()
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn a_hub_is_the_storage_version_of_the_same_kind() {
+    let hub = Version {
+        storage: true,
+        ..V1
+    };
+    assert!(check_hub(&hub, "example.kubebuilder.io", "Thing").is_none());
+    assert_eq!(
+        check_hub(&V1, "example.kubebuilder.io", "Thing")
+            .unwrap()
+            .as_str(),
+        "`hub` must be the storage version, but Thing v1 has no `storageversion`"
+    );
+    assert_eq!(
+        check_hub(&hub, "example.kubebuilder.io", "Other")
+            .unwrap()
+            .as_str(),
+        "`hub` must be another version of the same kind; it is Thing.example.kubebuilder.io"
+    );
+}

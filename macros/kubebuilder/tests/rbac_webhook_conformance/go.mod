@@ -1,0 +1,3 @@
+module local.invalid/rbacwebhook
+
+go 1.26.0

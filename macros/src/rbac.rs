@@ -1,0 +1,265 @@
+//! `#[kubebuilder::rbac(...)]` (controller-gen's `+kubebuilder:rbac`): parse the arguments,
+//! validate them into a [`Rule`], generate its link-time registration.
+//!
+//! Registration uses `inventory` rather than scanning sources with syn: the CRD attributes
+//! register the same way, a rule exists exactly when the code declaring it compiles (no
+//! second parser that could disagree with rustc about `cfg`s or modules), and
+//! `cargo xtask manifests` only has to link the crates to see their rules.
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::spanned::Spanned;
+use syn::{Item, LitStr};
+
+use crate::args::{self, Arg, Errors, Once, closest};
+use crate::k8s_values::{DnsName, check_dns_name, did_you_mean, type_ident};
+
+const ARGUMENTS: &[&str] = &[
+    "groups",
+    "resources",
+    "resource_names",
+    "verbs",
+    "urls",
+    "namespace",
+    "role_name",
+];
+
+/// The verbs the Kubernetes authorizer checks on API resources (`*` = all). Custom verbs
+/// of aggregated APIs are not accepted: a typo would otherwise silently grant nothing.
+const RESOURCE_VERBS: &[&str] = &[
+    "get",
+    "list",
+    "watch",
+    "create",
+    "update",
+    "patch",
+    "delete",
+    "deletecollection",
+    "impersonate",
+    "bind",
+    "escalate",
+    "approve",
+    "sign",
+    "use",
+    "*",
+];
+
+/// Non-resource URLs are authorised with the request's lower-cased HTTP method.
+const URL_VERBS: &[&str] = &[
+    "get", "post", "put", "patch", "delete", "head", "options", "*",
+];
+
+/// The arguments as written, each given at most once.
+#[derive(Default)]
+struct Args {
+    groups: Once<Vec<LitStr>>,
+    resources: Once<Vec<LitStr>>,
+    resource_names: Once<Vec<LitStr>>,
+    verbs: Once<Vec<LitStr>>,
+    urls: Once<Vec<LitStr>>,
+    namespace: Once<LitStr>,
+    role_name: Once<LitStr>,
+    /// The arguments written, with a bad value or mentioned too: if such an argument
+    /// ends up absent, that mistake is already reported.
+    mentioned: Vec<&'static str>,
+}
+
+/// One validated rule, as `kubebuilder::rbac::Rule` will hold it (`core` is rewritten
+/// when the rules are normalised, as controller-gen does).
+struct Rule {
+    groups: Vec<String>,
+    resources: Vec<String>,
+    resource_names: Vec<String>,
+    urls: Vec<String>,
+    verbs: Vec<String>,
+    namespace: Option<String>,
+    role_name: Option<String>,
+}
+
+/// Entry point of `#[kubebuilder::rbac(...)]`.
+pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let mut errors = Errors::default();
+    match syn::parse2::<Item>(item.clone()) {
+        Ok(parsed) if type_ident(&parsed).is_some() => {}
+        Ok(other) => errors.push(
+            other.span(),
+            "`#[kubebuilder::rbac]` goes on the reconciler type (a struct or an enum) whose \
+             controller needs the permissions",
+        ),
+        Err(error) => errors.extend(error),
+    }
+    let args = args::parse(attr).unwrap_or_else(|error| {
+        errors.extend(error);
+        Vec::new()
+    });
+    let rule = validate(read(&args, &mut errors), &mut errors);
+    if !errors.is_empty() {
+        // The item stays as written, so code using the type compiles and the rule's
+        // mistakes are the only messages.
+        let errors = errors.to_compile_errors();
+        return quote! { #item #errors };
+    }
+    let registration = generate(&rule);
+    quote! { #item #registration }
+}
+
+impl Args {
+    /// Whether an empty list argument still needs a "missing argument" error: it was
+    /// written empty, or not written at all (a bad value or a misspelling is reported).
+    fn unreported(&self, list: &Once<Vec<LitStr>>, name: &str) -> bool {
+        list.get().is_some() || !self.mentioned.contains(&name)
+    }
+}
+
+fn read(args: &[Arg], errors: &mut Errors) -> Args {
+    let mut read = Args::default();
+    for arg in args {
+        read.mentioned
+            .extend(ARGUMENTS.iter().find(|known| **known == arg.key()));
+        match arg.key().as_str() {
+            "groups" => read.groups.set(arg, arg.strings(errors), errors),
+            "resources" => read.resources.set(arg, arg.strings(errors), errors),
+            "resource_names" => read.resource_names.set(arg, arg.strings(errors), errors),
+            "verbs" => read.verbs.set(arg, arg.strings(errors), errors),
+            "urls" => read.urls.set(arg, arg.strings(errors), errors),
+            "namespace" => read.namespace.set(arg, arg.string(errors), errors),
+            "role_name" => read.role_name.set(arg, arg.string(errors), errors),
+            _ => {
+                errors.unknown(&arg.name, "argument", ARGUMENTS);
+                read.mentioned.extend(closest(&arg.key(), ARGUMENTS));
+            }
+        }
+    }
+    read
+}
+
+fn validate(args: Args, errors: &mut Errors) -> Rule {
+    let list = |once: &Once<Vec<LitStr>>| once.get().cloned().unwrap_or_default();
+    let (groups, resources, resource_names, urls) = (
+        list(&args.groups),
+        list(&args.resources),
+        list(&args.resource_names),
+        list(&args.urls),
+    );
+
+    let is_url_rule = !urls.is_empty();
+    if is_url_rule {
+        for (name, given) in [
+            ("resources", &resources),
+            ("groups", &groups),
+            ("resource_names", &resource_names),
+        ] {
+            if let Some(first) = given.first() {
+                errors.push(
+                    first.span(),
+                    format!(
+                        "`urls` and `{name}` are mutually exclusive: a rule covers either API \
+                         resources or non-resource URLs; declare two rules"
+                    ),
+                );
+            }
+        }
+        if let Some(namespace) = args.namespace.get() {
+            errors.push(
+                namespace.span(),
+                "non-resource URLs can only be granted by a ClusterRole: remove `namespace`",
+            );
+        }
+    } else if resources.is_empty() && args.unreported(&args.resources, "resources") {
+        errors.push(
+            Span::call_site(),
+            "missing argument `resources` (or `urls` for non-resource URLs such as \"/metrics\")",
+        );
+    } else if groups.is_empty() && args.unreported(&args.groups, "groups") {
+        errors.push(
+            Span::call_site(),
+            "missing argument `groups`: resource rules need their API groups; write \
+             `groups = [\"core\"]` for the core group",
+        );
+    }
+
+    let verbs = list(&args.verbs);
+    if verbs.is_empty() && args.unreported(&args.verbs, "verbs") {
+        errors.push(
+            args.verbs.span().unwrap_or_else(Span::call_site),
+            "missing argument `verbs`: list what the rule allows, e.g. \
+             `verbs = [\"get\", \"list\", \"watch\"]`",
+        );
+    }
+    let (allowed, what) = if is_url_rule {
+        (URL_VERBS, "non-resource URLs (HTTP methods)")
+    } else {
+        (RESOURCE_VERBS, "resources")
+    };
+    for verb in &verbs {
+        let value = verb.value();
+        if !allowed.contains(&value.as_str()) {
+            errors.push(
+                verb.span(),
+                format!(
+                    "unknown verb \"{value}\"{}; the verbs for {what} are: {}",
+                    did_you_mean(&value, allowed),
+                    allowed.join(", ")
+                ),
+            );
+        }
+    }
+
+    if let Some(namespace) = args.namespace.get() {
+        check_dns_name(namespace, "namespace", DnsName::Label, errors);
+    }
+    if let Some(role_name) = args.role_name.get() {
+        let name = role_name.value();
+        if name.is_empty() || name == "." || name == ".." || name.contains(['/', '%']) {
+            errors.push(
+                role_name.span(),
+                format!(
+                    "invalid role_name \"{name}\": a role name may not be empty, \".\" or \"..\", \
+                     nor contain '/' or '%'"
+                ),
+            );
+        }
+    }
+
+    let values = |literals: Vec<LitStr>| literals.iter().map(LitStr::value).collect();
+    Rule {
+        groups: values(groups),
+        resources: values(resources),
+        resource_names: values(resource_names),
+        urls: values(urls),
+        verbs: values(verbs),
+        namespace: args.namespace.take().map(|n| n.value()),
+        role_name: args.role_name.take().map(|n| n.value()),
+    }
+}
+
+fn generate(rule: &Rule) -> TokenStream {
+    let Rule {
+        groups,
+        resources,
+        resource_names,
+        urls,
+        verbs,
+        namespace,
+        role_name,
+    } = rule;
+    let optional = |value: &Option<String>| match value {
+        Some(value) => quote!(::core::option::Option::Some(#value)),
+        None => quote!(::core::option::Option::None),
+    };
+    let namespace = optional(namespace);
+    let role_name = optional(role_name);
+    quote! {
+        ::kubebuilder::__private::inventory::submit! {
+            ::kubebuilder::rbac::Rule {
+                groups: &[#(#groups),*],
+                resources: &[#(#resources),*],
+                resource_names: &[#(#resource_names),*],
+                urls: &[#(#urls),*],
+                verbs: &[#(#verbs),*],
+                namespace: #namespace,
+                role_name: #role_name,
+            }
+        }
+    }
+}

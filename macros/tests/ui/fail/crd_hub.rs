@@ -1,0 +1,30 @@
+//! `hub` names the storage version of the same kind.
+mod v1 {
+    /// Spec.
+    #[kubebuilder::resource(group = "example.kubebuilder.io", version = "v1", kind = "Thing")]
+    pub struct ThingSpec {
+        pub n: i32,
+    }
+
+    /// Spec.
+    #[kubebuilder::resource(group = "example.kubebuilder.io", version = "v1", kind = "Other", storageversion)]
+    pub struct OtherSpec {
+        pub n: i32,
+    }
+}
+
+mod v2 {
+    /// Not a storage version.
+    #[kubebuilder::resource(group = "example.kubebuilder.io", version = "v2", kind = "Thing", hub = super::v1::Thing)]
+    pub struct ThingSpec {
+        pub n: i32,
+    }
+
+    /// Another kind.
+    #[kubebuilder::resource(group = "example.kubebuilder.io", version = "v2", kind = "Thing2", hub = super::v1::Other)]
+    pub struct Thing2Spec {
+        pub n: i32,
+    }
+}
+
+fn main() {}

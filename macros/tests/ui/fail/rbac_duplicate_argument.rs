@@ -1,0 +1,4 @@
+#[kubebuilder::rbac(groups = ["core"], resources = ["pods"], verbs = ["get"], verbs = ["list"])]
+pub struct Reconciler;
+
+fn main() {}

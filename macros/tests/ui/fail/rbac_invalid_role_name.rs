@@ -1,0 +1,4 @@
+#[kubebuilder::rbac(groups = ["core"], resources = ["pods"], verbs = ["get"], role_name = "a/b")]
+pub struct Reconciler;
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[kubebuilder::rbac(resources = ["pods"], verbs = ["get"])]
+pub struct Reconciler;
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[kubebuilder::rbac(groups = ["batch"], verbs = ["get"])]
+pub struct Reconciler;
+
+fn main() {}

@@ -1,0 +1,4 @@
+#[kubebuilder::rbac(urls = ["/metrics"], verbs = ["get"], namespace = "monitoring")]
+pub struct Reconciler;
+
+fn main() {}

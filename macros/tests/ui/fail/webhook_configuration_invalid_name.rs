@@ -1,0 +1,4 @@
+#[kubebuilder::webhook_configuration(mutating = true, name = "My Config")]
+mod a {}
+
+fn main() {}

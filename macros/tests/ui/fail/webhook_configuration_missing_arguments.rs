@@ -1,0 +1,7 @@
+#[kubebuilder::webhook_configuration(name = "my-config")]
+mod a {}
+
+#[kubebuilder::webhook_configuration(mutating = true)]
+mod b {}
+
+fn main() {}

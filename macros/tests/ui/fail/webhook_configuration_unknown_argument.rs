@@ -1,0 +1,4 @@
+#[kubebuilder::webhook_configuration(mutating = true, nam = "my-config")]
+mod a {}
+
+fn main() {}

@@ -1,0 +1,5 @@
+#[kubebuilder::webhook(mutating = true, failure_policy = "Fail", side_effects = "None",
+    groups = ["batch.tutorial.kubebuilder.io"], resources = ["cronjobs"], verbs = ["create", "update"], versions = ["v1"], name = "mcronjob-v1.kb.io", admission_review_versions = ["v2"])]
+pub struct Defaulter;
+
+fn main() {}

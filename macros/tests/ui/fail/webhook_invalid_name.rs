@@ -1,0 +1,9 @@
+#[kubebuilder::webhook(mutating = true, failure_policy = "Fail", side_effects = "None",
+    groups = ["batch.tutorial.kubebuilder.io"], resources = ["cronjobs"], verbs = ["create", "update"], versions = ["v1"], name = "mcronjob", admission_review_versions = ["v1"])]
+pub struct Defaulter;
+
+#[kubebuilder::webhook(mutating = true, failure_policy = "Fail", side_effects = "None",
+    groups = ["batch.tutorial.kubebuilder.io"], resources = ["cronjobs"], verbs = ["create", "update"], versions = ["v1"], name = "M_cronjob.kb.io", admission_review_versions = ["v1"])]
+pub struct Other;
+
+fn main() {}

@@ -1,0 +1,5 @@
+#[kubebuilder::webhook(mutating = true, failure_policy = "Fail",
+    groups = ["batch.tutorial.kubebuilder.io"], resources = ["cronjobs"], verbs = ["create", "update"], versions = ["v1"], name = "mcronjob-v1.kb.io", admission_review_versions = ["v1"])]
+pub struct Defaulter;
+
+fn main() {}

@@ -1,0 +1,9 @@
+#[kubebuilder::webhook(mutating = true, failure_policy = "Fail", side_effects = "None",
+    groups = ["batch.tutorial.kubebuilder.io"], resources = ["cronjobs"], verbs = ["create", "update"], versions = ["v1"], name = "mcronjob-v1.kb.io", admission_review_versions = ["v1"], timeout_seconds = 31)]
+pub struct Defaulter;
+
+#[kubebuilder::webhook(mutating = false, failure_policy = "Fail", side_effects = "None",
+    groups = ["batch.tutorial.kubebuilder.io"], resources = ["cronjobs"], verbs = ["create", "update"], versions = ["v1"], name = "vcronjob-v1.kb.io", admission_review_versions = ["v1"], timeout_seconds = 0)]
+pub struct Validator;
+
+fn main() {}

@@ -1,0 +1,47 @@
+//! Every optional argument, with the case-insensitive values normalised to the API spelling.
+
+use kubebuilder::webhook::{Declared, Webhook};
+
+#[kubebuilder::webhook(path = "/mutate-things", mutating = true, failure_policy = "ignore",
+    match_policy = "equivalent", side_effects = "noneondryrun",
+    groups = ["example.com", "core"], resources = ["things", "things/status"],
+    verbs = ["create", "Update", "DELETE", "connect", "*"], versions = ["v1", "v2"],
+    name = "mthing.example.com", admission_review_versions = ["v1", "v1beta1"],
+    reinvocation_policy = "ifneeded", timeout_seconds = 30, webhook_versions = ["v1"],
+    service_name = "hooks", service_namespace = "hook-system", service_port = 8443)]
+pub struct ThingDefaulter;
+
+#[kubebuilder::webhook(mutating = false, failure_policy = "Fail", side_effects = "None",
+    match_policy = "Exact", groups = ["example.com"], resources = ["people"], kind = "Person",
+    verbs = ["delete"], versions = ["v1alpha1"], name = "vperson.example.com",
+    admission_review_versions = ["v1"], timeout_seconds = 1)]
+pub struct PersonValidator;
+
+fn main() {
+    assert_eq!(
+        ThingDefaulter::WEBHOOK,
+        Webhook {
+            name: "mthing.example.com",
+            mutating: true,
+            path: Some("/mutate-things"),
+            url: None,
+            failure_policy: "Ignore",
+            match_policy: Some("Equivalent"),
+            side_effects: "NoneOnDryRun",
+            groups: &["example.com", ""],
+            resources: &["things", "things/status"],
+            verbs: &["CREATE", "UPDATE", "DELETE", "CONNECT", "*"],
+            versions: &["v1", "v2"],
+            admission_review_versions: &["v1", "v1beta1"],
+            reinvocation_policy: Some("IfNeeded"),
+            timeout_seconds: Some(30),
+            service_name: "hooks",
+            service_namespace: "hook-system",
+            service_port: Some(8443),
+        }
+    );
+    // `kind` names the kind in the default path where the resource is not its plural.
+    assert_eq!(PersonValidator::WEBHOOK.path, Some("/validate-example-com-v1alpha1-person"));
+    assert_eq!(PersonValidator::WEBHOOK.match_policy, Some("Exact"));
+    assert_eq!(PersonValidator::WEBHOOK.timeout_seconds, Some(1));
+}

@@ -1,0 +1,12 @@
+//! Compile-time behaviour of `#[kubebuilder::rbac]`, `#[kubebuilder::webhook]` and
+//! `#[kubebuilder::webhook_configuration]`: every argument accepted (the pass cases also
+//! run, asserting what was registered) and every mistake refused with its exact message.
+
+#[test]
+fn rbac_and_webhook_attributes() {
+    let cases = trybuild::TestCases::new();
+    cases.pass("tests/ui/pass/rbac_*.rs");
+    cases.pass("tests/ui/pass/webhook_*.rs");
+    cases.compile_fail("tests/ui/fail/rbac_*.rs");
+    cases.compile_fail("tests/ui/fail/webhook_*.rs");
+}

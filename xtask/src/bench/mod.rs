@@ -1,0 +1,57 @@
+//! `cargo xtask bench …`: benchmarks that print their figures as a table and keep them
+//! under `target/bench/`. They measure; they never pass or fail on a figure.
+
+mod webhook;
+
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: BenchCommand,
+
+    /// Measure the build this xtask runs as (debug under `cargo xtask`) instead of
+    /// rebuilding and rerunning it in release mode.
+    #[arg(long, global = true)]
+    debug: bool,
+}
+
+#[derive(clap::Subcommand)]
+enum BenchCommand {
+    /// CronJob admission webhooks: requests per second and p50/p99 latency at
+    /// concurrency 1 and 16.
+    Webhook(webhook::Args),
+}
+
+pub fn run(args: Args) -> Result<()> {
+    if cfg!(debug_assertions) && !args.debug {
+        return rerun_in_release();
+    }
+    match args.command {
+        BenchCommand::Webhook(args) => webhook::run(args),
+    }
+}
+
+/// Runs the same command line in a release build of xtask: figures of a debug build
+/// say little about the binary that gets deployed.
+fn rerun_in_release() -> Result<()> {
+    eprintln!("xtask: benchmarks run in release mode (pass --debug to measure this debug build)");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(crate::workspace_root())
+        .args(["run", "--release", "--package", "xtask", "--"])
+        .args(std::env::args_os().skip(1))
+        .status()
+        .context("running cargo")?;
+    if !status.success() {
+        bail!("the release build of the benchmark failed ({status})");
+    }
+    Ok(())
+}
+
+/// Where benchmarks keep their figures.
+fn output_dir() -> std::path::PathBuf {
+    crate::workspace_root().join("target/bench")
+}

@@ -1,0 +1,198 @@
+//! `cargo xtask bench webhook`: the CronJob admission webhooks under load.
+//!
+//! Starts a local control plane (the manager needs a client, as in `cargo xtask run`) and a
+//! manager serving only the CronJob webhooks over TLS on loopback, with a self-signed
+//! certificate. Then, per webhook and concurrency, sends the AdmissionReview the apiserver
+//! would send for creating the sample CronJob (`config/samples/batch_v1_cronjob.yaml`),
+//! each worker on its own keep-alive connection as the apiserver keeps them.
+
+use std::fmt::Write as _;
+use std::net::{IpAddr, Ipv4Addr};
+
+use anyhow::{Context, Result, bail, ensure};
+use controller::cronjob::webhook::webhooks;
+use kubebuilder::webhook::Webhook;
+use kubebuilder_envtest::{ControlPlane, assets};
+use kubebuilder_runtime::bench::{BenchReport, admission_load};
+use kubebuilder_runtime::certs::write_loopback_serving_certificate;
+use kubebuilder_runtime::client::HttpClient;
+use kubebuilder_runtime::{BindAddress, Manager, ManagerArgs};
+use serde_json::{Value, json};
+
+/// The concurrencies measured: one client at a time, and the apiserver's burst.
+const CONCURRENCIES: [usize; 2] = [1, 16];
+
+const SAMPLE: &str = "config/samples/batch_v1_cronjob.yaml";
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Requests per measurement (one measurement per webhook and concurrency).
+    #[arg(long, default_value_t = 5000)]
+    requests: usize,
+}
+
+/// One row of the table.
+struct Measurement {
+    webhook: &'static str,
+    report: BenchReport,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    ensure!(args.requests > 0, "--requests must be at least 1");
+    assets::install()?;
+    let plane = ControlPlane::start()?;
+    let runtime = tokio::runtime::Runtime::new()?;
+    let measurements = runtime.block_on(measure(&plane, args.requests))?;
+    let table = table(&measurements, args.requests);
+    print!("{table}");
+    let dir = super::output_dir();
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let path = dir.join("webhook.md");
+    std::fs::write(&path, &table).with_context(|| format!("writing {}", path.display()))?;
+    eprintln!("xtask: figures written to {}", path.display());
+    Ok(())
+}
+
+async fn measure(plane: &ControlPlane, requests: usize) -> Result<Vec<Measurement>> {
+    let certs = tempfile::tempdir()?;
+    let ca = write_loopback_serving_certificate(certs.path(), "tls.crt", "tls.key")?;
+    let args = ManagerArgs {
+        health_probe_bind_address: BindAddress::Disabled,
+        webhook_port: 0,
+        webhook_cert_path: Some(certs.path().to_owned()),
+        ..ManagerArgs::default()
+    };
+    let webhooks = webhooks();
+    let declared: Vec<Webhook> = webhooks.declarations().to_vec();
+    let running = Manager::new(plane.client().await?, args)
+        .webhook_host(IpAddr::V4(Ipv4Addr::LOCALHOST))
+        .webhooks(webhooks)
+        .enable_webhooks(true)
+        .start()
+        .await?;
+    let address = running
+        .webhook_addr()
+        .context("the manager serves no webhooks")?;
+    let server = HttpClient::tls(address, &ca)?;
+    let review = serde_json::to_vec(&create_review(&sample_cronjob()?))?;
+
+    let mut measurements = Vec::new();
+    for webhook in &declared {
+        let path = webhook
+            .path
+            .context("CronJob webhooks are served at a path")?;
+        check_answer(&server, webhook, path, &review).await?;
+        for concurrency in CONCURRENCIES {
+            let report =
+                admission_load(&server, path, review.clone().into(), requests, concurrency).await?;
+            ensure!(
+                report.failures == 0,
+                "{} answered {} of {} requests with an HTTP error",
+                webhook.name,
+                report.failures,
+                report.requests
+            );
+            measurements.push(Measurement {
+                webhook: webhook.name,
+                report,
+            });
+        }
+    }
+    running.shutdown().await?;
+    Ok(measurements)
+}
+
+fn sample_cronjob() -> Result<Value> {
+    let path = crate::workspace_root().join(SAMPLE);
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    serde_saphyr::from_str(&text).with_context(|| format!("{SAMPLE}: invalid YAML"))
+}
+
+/// The AdmissionReview the apiserver sends when `cronjob` is created.
+fn create_review(cronjob: &Value) -> Value {
+    let group = api::GROUP;
+    json!({
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "6f1e7c52-0d7a-4f3e-9a51-bench",
+            "kind": {"group": group, "version": "v1", "kind": "CronJob"},
+            "resource": {"group": group, "version": "v1", "resource": "cronjobs"},
+            "requestKind": {"group": group, "version": "v1", "kind": "CronJob"},
+            "requestResource": {"group": group, "version": "v1", "resource": "cronjobs"},
+            "name": cronjob["metadata"]["name"],
+            "namespace": "default",
+            "operation": "CREATE",
+            "userInfo": {"username": "kubernetes-admin", "groups": ["system:masters", "system:authenticated"]},
+            "object": cronjob,
+            "oldObject": null,
+            "dryRun": false,
+            "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions"},
+        }
+    })
+}
+
+/// Makes sure the load measures real work: the sample is admitted, and the defaulter
+/// answers with a patch (the sample leaves `suspend` and the history limits unset).
+async fn check_answer(
+    server: &HttpClient,
+    webhook: &Webhook,
+    path: &str,
+    review: &[u8],
+) -> Result<()> {
+    let reply = server.post_json(path, review.to_vec()).await?;
+    ensure!(
+        reply.status.is_success(),
+        "{} answered HTTP {}: {}",
+        webhook.name,
+        reply.status,
+        reply.text()
+    );
+    let answer: Value = serde_json::from_slice(&reply.body)?;
+    let response = &answer["response"];
+    if response["allowed"] != true {
+        bail!(
+            "{} refused the sample CronJob: {}",
+            webhook.name,
+            response["status"]
+        );
+    }
+    ensure!(
+        response["patch"].is_null() != webhook.mutating,
+        "{} answered {} patch",
+        webhook.name,
+        if webhook.mutating {
+            "without a"
+        } else {
+            "with a"
+        }
+    );
+    Ok(())
+}
+
+fn table(measurements: &[Measurement], requests: usize) -> String {
+    let build = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut table = format!(
+        "CronJob admission webhooks: {requests} requests per row, {build} build, \
+         server and load generator in one process on {cpus} CPUs, TLS over loopback\n\n"
+    );
+    table.push_str("| webhook | concurrency | req/s | p50 (ms) | p99 (ms) |\n");
+    table.push_str("|---|---:|---:|---:|---:|\n");
+    for Measurement { webhook, report } in measurements {
+        let _ = writeln!(
+            table,
+            "| {webhook} | {} | {:.0} | {:.3} | {:.3} |",
+            report.concurrency,
+            report.throughput,
+            report.p50.as_secs_f64() * 1e3,
+            report.p99.as_secs_f64() * 1e3,
+        );
+    }
+    table
+}

@@ -1,0 +1,356 @@
+//! `cargo xtask manifests [--check]`: what `make manifests` (controller-gen `rbac crd
+//! webhook`) writes, from the declarations the attributes registered in the crates linked
+//! into xtask (`api` and `controller`; see `main.rs`):
+//!
+//! - `config/crd/bases/<group>_<plural>.yaml`, one CRD per kind;
+//! - `config/rbac/role.yaml`, ClusterRole `manager-role` (and Roles for namespaced rules);
+//! - `config/rbac/<kind>_{admin,editor,viewer}_role.yaml`, roles to hand out per kind;
+//! - `config/webhook/manifests.yaml`, the webhook configurations.
+//!
+//! Those files are rewritten whole. The kustomizations that list them are hand-editable:
+//! only a missing entry for a new kind is added (as `kubebuilder create api` does), the
+//! rest of the file is left alone. `--check` writes nothing and fails listing every file
+//! that would change, so CI catches manifests that are out of date.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use k8s_openapi::api::rbac::v1::PolicyRule;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kubebuilder::{crd, rbac, webhook, yaml};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Write nothing; fail listing the files that are out of date.
+    #[arg(long)]
+    pub check: bool,
+    /// controller-gen's `crd:maxDescLen`: cut CRD descriptions to this many bytes (0 drops them).
+    #[arg(long)]
+    pub max_desc_len: Option<usize>,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let root = crate::workspace_root();
+    let outputs = outputs(&root, args.max_desc_len)?;
+    let stale = stale(&root, &outputs);
+    if args.check {
+        if stale.is_empty() {
+            eprintln!("manifests: all {} files up to date", outputs.len());
+            return Ok(());
+        }
+        for output in &stale {
+            eprintln!("{}: out of date", output.path.display());
+        }
+        bail!(
+            "{} generated file(s) are out of date; run `cargo xtask manifests`",
+            stale.len()
+        );
+    }
+    for output in &stale {
+        let path = root.join(&output.path);
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir)?;
+        }
+        fs::write(&path, &output.content).with_context(|| format!("writing {}", path.display()))?;
+        eprintln!("wrote {}", output.path.display());
+    }
+    eprintln!(
+        "manifests: {} written, {} unchanged",
+        stale.len(),
+        outputs.len() - stale.len()
+    );
+    Ok(())
+}
+
+/// The outputs whose file is missing or has other content.
+fn stale<'a>(root: &Path, outputs: &'a [Output]) -> Vec<&'a Output> {
+    outputs
+        .iter()
+        .filter(|output| {
+            fs::read_to_string(root.join(&output.path)).ok().as_ref() != Some(&output.content)
+        })
+        .collect()
+}
+
+/// A file and the content `manifests` gives it.
+#[derive(Debug)]
+pub struct Output {
+    /// Relative to the workspace root.
+    pub path: PathBuf,
+    pub content: String,
+}
+
+/// Every file `manifests` writes, with its content.
+pub fn outputs(root: &Path, max_desc_len: Option<usize>) -> Result<Vec<Output>> {
+    let crds = crd::all(&crd::Options { max_desc_len }).map_err(|errors| {
+        let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        anyhow::anyhow!(
+            "the registered API versions do not merge into CRDs:\n{}",
+            errors.join("\n")
+        )
+    })?;
+    let mut outputs = Vec::new();
+
+    let mut crd_files = Vec::new();
+    for crd in &crds {
+        let file = format!("bases/{}_{}.yaml", crd.spec.group, crd.spec.names.plural);
+        let value = serde_json::to_value(crd)?;
+        outputs.push(Output {
+            path: PathBuf::from("config/crd").join(&file),
+            content: yaml::to_documents([&value]),
+        });
+        crd_files.push(file);
+    }
+    outputs.extend(listed_in(
+        root,
+        "config/crd/kustomization.yaml",
+        &crd_files,
+    )?);
+
+    let roles = rbac::roles(&rbac::registered(), rbac::DEFAULT_ROLE_NAME);
+    // controller-gen writes no role.yaml when nothing declares a rule.
+    if !roles.is_empty() {
+        outputs.push(Output {
+            path: "config/rbac/role.yaml".into(),
+            content: rbac::to_yaml(&roles),
+        });
+    }
+    let mut role_files = Vec::new();
+    for crd in &crds {
+        for role in kind_roles(crd, &crds) {
+            outputs.push(Output {
+                path: PathBuf::from("config/rbac").join(&role.file),
+                content: role.content,
+            });
+            role_files.push(role.file);
+        }
+    }
+    outputs.extend(listed_in(
+        root,
+        "config/rbac/kustomization.yaml",
+        &role_files,
+    )?);
+
+    let webhooks = webhook::registered();
+    if !webhooks.is_empty() {
+        let manifests = webhook::manifests(&webhooks, &webhook::registered_configurations())?;
+        outputs.push(Output {
+            path: "config/webhook/manifests.yaml".into(),
+            content: manifests.to_yaml(),
+        });
+    }
+    Ok(outputs)
+}
+
+/// A per-kind role file.
+struct KindRole {
+    file: String,
+    content: String,
+}
+
+/// What each per-kind role may do with the kind's objects; all three may read the status.
+const KIND_ROLES: &[(&str, &[&str], &str)] = &[
+    ("admin", &["*"], "full access ('*')"),
+    (
+        "editor",
+        &[
+            "create", "delete", "get", "list", "patch", "update", "watch",
+        ],
+        "read-write access",
+    ),
+    ("viewer", &["get", "list", "watch"], "read-only access"),
+];
+
+/// The admin, editor and viewer ClusterRoles of one kind, for cluster admins to bind to
+/// users; the manager itself does not use them.
+fn kind_roles(crd: &CustomResourceDefinition, crds: &[CustomResourceDefinition]) -> Vec<KindRole> {
+    let spec = &crd.spec;
+    let kind = spec.names.kind.to_lowercase();
+    // Two groups with the same kind would write the same files: name both by group too.
+    let shared_kind = crds
+        .iter()
+        .filter(|other| other.spec.names.kind.to_lowercase() == kind)
+        .count()
+        > 1;
+    let stem = if shared_kind {
+        format!(
+            "{}_{kind}",
+            spec.group.split('.').next().unwrap_or_default()
+        )
+    } else {
+        kind.clone()
+    };
+    let has_status = spec.versions.iter().any(|version| {
+        version
+            .subresources
+            .as_ref()
+            .is_some_and(|s| s.status.is_some())
+    });
+    KIND_ROLES
+        .iter()
+        .map(|(role, verbs, meaning)| {
+            let rule = |resource: String, verbs: &[&str]| PolicyRule {
+                api_groups: Some(vec![spec.group.clone()]),
+                resources: Some(vec![resource]),
+                verbs: verbs.iter().map(|v| (*v).to_owned()).collect(),
+                ..Default::default()
+            };
+            let mut rules = vec![rule(spec.names.plural.clone(), verbs)];
+            if has_status {
+                rules.push(rule(format!("{}/status", spec.names.plural), &["get"]));
+            }
+            let generated = rbac::GeneratedRole::Cluster(k8s_openapi::api::rbac::v1::ClusterRole {
+                metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+                    name: Some(format!("{}-{role}-role", stem.replace('_', "-"))),
+                    ..Default::default()
+                },
+                rules: Some(rbac::normalize_rules(rules)),
+                ..Default::default()
+            });
+            let header = format!(
+                "# Generated by `cargo xtask manifests`: {meaning} to {} ({}) objects.\n\
+                 # For cluster admins to bind to users and groups; the manager does not use it.\n",
+                spec.names.kind, spec.group
+            );
+            KindRole {
+                file: format!("{stem}_{role}_role.yaml"),
+                content: header + &rbac::to_yaml(&[generated]),
+            }
+        })
+        .collect()
+}
+
+/// The kustomization at `path` with every `entries` item in its `resources`, when some
+/// are missing: they are added after the last listed resource, the rest of the
+/// (hand-edited) file is kept as it is.
+fn listed_in(root: &Path, path: &str, entries: &[String]) -> Result<Option<Output>> {
+    let file = root.join(path);
+    let text = fs::read_to_string(&file).unwrap_or_default();
+    let listed: Vec<String> = if text.trim().is_empty() {
+        Vec::new()
+    } else {
+        let kustomization: serde_json::Value =
+            serde_saphyr::from_str(&text).with_context(|| format!("{path}: invalid YAML"))?;
+        kustomization["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|entry| entry.as_str().map(str::to_owned))
+            .collect()
+    };
+    let missing: Vec<&String> = entries.iter().filter(|e| !listed.contains(e)).collect();
+    if missing.is_empty() {
+        return Ok(None);
+    }
+    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let added = missing.iter().map(|entry| format!("- {entry}"));
+    match lines
+        .iter()
+        .position(|line| line.trim_end() == "resources:")
+    {
+        Some(start) => {
+            // The block ends at the next top-level key; insert after its last list item.
+            let end = lines[start + 1..]
+                .iter()
+                .position(|line| !line.is_empty() && !line.starts_with(['-', '#', ' ']))
+                .map_or(lines.len(), |offset| start + 1 + offset);
+            let last_item = lines[start + 1..end]
+                .iter()
+                .rposition(|line| line.trim_start().starts_with('-'));
+            // New items take the indentation of the listed ones.
+            let (at, indent) = match last_item {
+                Some(offset) => {
+                    let line = &lines[start + 1 + offset];
+                    (
+                        start + 2 + offset,
+                        line[..line.len() - line.trim_start().len()].to_owned(),
+                    )
+                }
+                None => (start + 1, String::new()),
+            };
+            lines.splice(at..at, added.map(|item| format!("{indent}{item}")));
+        }
+        None => {
+            lines.push("resources:".to_owned());
+            lines.extend(added);
+        }
+    }
+    Ok(Some(Output {
+        path: path.into(),
+        content: lines.join("\n") + "\n",
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kustomization(text: &str, entries: &[&str]) -> Option<String> {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("kustomization.yaml"), text).unwrap();
+        let entries: Vec<String> = entries.iter().map(|e| (*e).to_owned()).collect();
+        listed_in(dir.path(), "kustomization.yaml", &entries)
+            .unwrap()
+            .map(|output| output.content)
+    }
+
+    #[test]
+    fn missing_and_different_files_are_stale() {
+        let root = tempfile::tempdir().unwrap();
+        let output = |path: &str, content: &str| Output {
+            path: path.into(),
+            content: content.into(),
+        };
+        let outputs = [
+            output("same.yaml", "a: 1\n"),
+            output("changed.yaml", "a: 2\n"),
+            output("missing.yaml", "a: 3\n"),
+        ];
+        fs::write(root.path().join("same.yaml"), "a: 1\n").unwrap();
+        fs::write(root.path().join("changed.yaml"), "a: 1\n").unwrap();
+        let stale: Vec<_> = stale(root.path(), &outputs)
+            .iter()
+            .map(|o| o.path.clone())
+            .collect();
+        assert_eq!(
+            stale,
+            [PathBuf::from("changed.yaml"), PathBuf::from("missing.yaml")]
+        );
+    }
+
+    #[test]
+    fn listed_entries_leave_the_file_alone() {
+        assert_eq!(kustomization("resources:\n- a.yaml\n", &["a.yaml"]), None);
+    }
+
+    #[test]
+    fn missing_entries_go_after_the_last_resource_keeping_comments_and_other_keys() {
+        let text =
+            "# mine\nresources:\n- a.yaml\n# a comment\n- b.yaml\n\npatches:\n- path: p.yaml\n";
+        assert_eq!(
+            kustomization(text, &["a.yaml", "c.yaml"]).unwrap(),
+            "# mine\nresources:\n- a.yaml\n# a comment\n- b.yaml\n- c.yaml\n\npatches:\n- path: p.yaml\n"
+        );
+    }
+
+    #[test]
+    fn indented_lists_stay_indented() {
+        assert_eq!(
+            kustomization("resources:\n  - a.yaml\n", &["b.yaml"]).unwrap(),
+            "resources:\n  - a.yaml\n  - b.yaml\n"
+        );
+    }
+
+    #[test]
+    fn a_kustomization_without_resources_gets_the_key() {
+        assert_eq!(
+            kustomization("namespace: x\n", &["a.yaml"]).unwrap(),
+            "namespace: x\nresources:\n- a.yaml\n"
+        );
+        assert_eq!(
+            kustomization("", &["a.yaml"]).unwrap(),
+            "resources:\n- a.yaml\n"
+        );
+    }
+}
