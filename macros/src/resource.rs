@@ -119,24 +119,13 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         Ok(spec) => spec,
         Err(item) => return item::unusable(*item, &errors),
     };
-    let kind = resource.kind_ident(&mut errors);
-    if !errors.is_empty() {
-        // The spec with a stub impl, and the root type so that code using it still
-        // type-checks: one mistake, one message.
-        let spec_ident = spec.ident.clone();
-        let spec_tokens = spec.generate(&errors);
-        let root = kind.map(|kind| {
-            quote! {
-                #vis struct #kind {
-                    pub metadata: ::kubebuilder::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
-                    pub spec: #spec_ident,
-                }
-            }
-        });
-        return quote!(#spec_tokens #root);
-    }
-    let kind = kind.expect("no errors, so the kind was read");
-    let generated = resource.generate(&vis, &kind, &spec.ident);
+    let Some(kind) = resource.kind_ident(&mut errors) else {
+        // Without a kind there is no root type to emit: the spec alone, with its errors.
+        return spec.generate(&errors);
+    };
+    // With errors, the root object is still generated (without the compile-time checks),
+    // so that code using it type-checks: one mistake, one message.
+    let generated = resource.generate(&vis, &kind, &spec.ident, errors.is_empty());
     let spec_tokens = spec.generate(&errors);
     quote!(#spec_tokens #generated)
 }
@@ -477,9 +466,15 @@ impl Resource {
         }
     }
 
-    fn generate(&self, vis: &syn::Visibility, kind: &Ident, spec: &Ident) -> TokenStream {
-        let group = self.group.get().expect("checked").value();
-        let version = self.version.get().expect("checked").value();
+    fn generate(
+        &self,
+        vis: &syn::Visibility,
+        kind: &Ident,
+        spec: &Ident,
+        with_checks: bool,
+    ) -> TokenStream {
+        let group = self.group.get().map(LitStr::value).unwrap_or_default();
+        let version = self.version.get().map(LitStr::value).unwrap_or_default();
         let kind_name = kind.to_string();
         let api_version = format!("{group}/{version}");
         let plural = self
@@ -558,7 +553,10 @@ impl Resource {
                 #status_shape
             ])
         };
-        let mut checks = self.root_markers.checks(&root_shape);
+        let mut checks = TokenStream::new();
+        if with_checks {
+            checks.extend(self.root_markers.checks(&root_shape));
+        }
         let paths = self
             .printer_columns
             .iter()
@@ -573,7 +571,7 @@ impl Resource {
                 .into_iter()
                 .flatten()
             }));
-        for (what, path) in paths {
+        for (what, path) in paths.filter(|_| with_checks) {
             checks.extend(quote_spanned! {path.span()=>
                 const _: () = if let ::core::option::Option::Some(error) =
                     ::kubebuilder::schema::check_json_path(&#root_shape, #what, #path)
@@ -582,7 +580,7 @@ impl Resource {
                 };
             });
         }
-        if let Some(hub) = self.hub.get() {
+        if let Some(hub) = self.hub.get().filter(|_| with_checks) {
             let span = self.hub.span().unwrap_or_else(Span::call_site);
             checks.extend(quote_spanned! {span=>
                 const _: () = if let ::core::option::Option::Some(error) = ::kubebuilder::crd::check_hub(

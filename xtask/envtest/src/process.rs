@@ -49,7 +49,11 @@ impl Process {
             .args(args)
             .stdin(Stdio::null())
             .stdout(out.try_clone()?)
-            .stderr(out);
+            .stderr(out)
+            // A group of its own: Ctrl-C at a terminal interrupts the program in the
+            // foreground (`cargo xtask run`), which stops the control plane last, after
+            // the manager it runs has shut down against a live apiserver.
+            .process_group(0);
         // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
         unsafe {
             command.pre_exec(|| {

@@ -10,10 +10,12 @@
     subresource(status = true, scale(spec_path = ".spec.n")),
     printcolumn(name = "N", type = "int", json_path = ".spec.n", format = "uint", priority = 3000000000, description = 1),
     printcolumn(name = "M"),
+    printcolumn(type = "string", json_path = ".spec.n"),
     metadata(annotations = ["no-equals"], labels = ["tier"]),
     selectablefield(json_path = 1),
     storageversion = true,
     unservedversion(x),
+    deprecatedversion(warning = 1),
     skipversion = false,
     hub = "v2",
 )]

@@ -5,7 +5,7 @@
     version = "v1",
     kind = "Thing",
     status = ThingStatus,
-    subresource(scale(spec_path = ".spec.replica", status_path = ".status.replicas")),
+    subresource(scale(spec_path = ".spec.replica", status_path = ".status.replica", selector_path = ".status.selector")),
     printcolumn(name = "Size", type = "integer", json_path = ".spec.sise"),
     printcolumn(name = "First", type = "string", json_path = ".status.names.first"),
     printcolumn(name = "Age", type = "date", json_path = ".metadata.creationTimestmp"),

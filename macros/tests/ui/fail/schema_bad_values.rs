@@ -41,6 +41,8 @@ pub struct Fields {
     pub s: Vec<String>,
     #[kubebuilder(validation = 1, pruning = 1, validation(items = 1))]
     pub t: Vec<String>,
+    #[kubebuilder(validation(x_validation(rule = "true", message = 1)), external_docs(url = "/x", description = 2))]
+    pub u: i32,
 }
 
 #[kubebuilder::schema]
