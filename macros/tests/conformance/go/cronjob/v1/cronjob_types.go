@@ -13,6 +13,11 @@ type CronJobSpec struct {
 	// +required
 	Schedule string `json:"schedule"`
 
+	// timeZone is the IANA name of the time zone the schedule is evaluated in
+	// (UTC when unset), as in batch/v1 CronJob. An addition of this project.
+	// +optional
+	TimeZone *string `json:"timeZone,omitempty"`
+
 	// startingDeadlineSeconds defines in seconds for starting the job if it misses scheduled
 	// time for any reason.  Missed jobs executions will be counted as failed ones.
 	// +optional
