@@ -77,9 +77,15 @@ struct LoopbackCertificates {
 
 impl LoopbackCertificates {
     fn generate(cert_name: &str, key_name: &str) -> Result<Self> {
-        let dir = std::env::temp_dir().join(format!("cronjob-webhook-certs-{}", std::process::id()));
-        let ca_pem = write_loopback_serving_certificate(&dir, cert_name, key_name)
-            .with_context(|| format!("writing the loopback webhook certificate into {}", dir.display()))?;
+        let dir =
+            std::env::temp_dir().join(format!("cronjob-webhook-certs-{}", std::process::id()));
+        let ca_pem =
+            write_loopback_serving_certificate(&dir, cert_name, key_name).with_context(|| {
+                format!(
+                    "writing the loopback webhook certificate into {}",
+                    dir.display()
+                )
+            })?;
         Ok(Self { dir, ca_pem })
     }
 }

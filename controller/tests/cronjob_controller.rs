@@ -6,7 +6,8 @@ mod common;
 
 use std::time::Duration;
 
-use common::{JobStatus, SCHEDULED_AT_ANNOTATION, TestEnv, condition, first_run_after_creation};
+use common::{JobStatus, TestEnv, condition, first_run_after_creation};
+use controller::cronjob::jobs::SCHEDULED_AT_ANNOTATION;
 use jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt as _;
 use serde_json::json;
@@ -28,18 +29,42 @@ async fn the_first_reconcile_initialises_the_conditions() {
     let summary: Vec<_> = status
         .conditions
         .iter()
-        .map(|c| (c.type_.as_str(), c.status.as_str(), c.reason.as_str(), c.message.as_str(), c.observed_generation))
+        .map(|c| {
+            (
+                c.type_.as_str(),
+                c.status.as_str(),
+                c.reason.as_str(),
+                c.message.as_str(),
+                c.observed_generation,
+            )
+        })
         .collect();
     assert_eq!(
         summary,
         [
-            ("Progressing", "False", "NoJobsActive", "No jobs are currently active", Some(1)),
-            ("Available", "True", "AllJobsCompleted", "All jobs have completed successfully", Some(1)),
+            (
+                "Progressing",
+                "False",
+                "NoJobsActive",
+                "No jobs are currently active",
+                Some(1)
+            ),
+            (
+                "Available",
+                "True",
+                "AllJobsCompleted",
+                "All jobs have completed successfully",
+                Some(1)
+            ),
         ]
     );
     assert!(status.active.is_empty());
     assert_eq!(status.last_schedule_time, None);
-    assert_eq!(env.job_names().await, Vec::<String>::new(), "nothing was due");
+    assert_eq!(
+        env.job_names().await,
+        Vec::<String>::new(),
+        "nothing was due"
+    );
     assert_eq!(controller.failed_reconciles(), 0);
     controller.shutdown().await;
 }
@@ -64,7 +89,11 @@ async fn an_active_job_is_listed_in_the_status_and_makes_the_cronjob_available()
     );
     let progressing = condition(&cronjob, "Progressing").unwrap();
     assert_eq!(
-        (progressing.status.as_str(), progressing.reason.as_str(), progressing.message.as_str()),
+        (
+            progressing.status.as_str(),
+            progressing.reason.as_str(),
+            progressing.message.as_str()
+        ),
         ("True", "JobsActive", "1 job(s) are currently active")
     );
     assert_eq!(status.active.len(), 1);
@@ -75,7 +104,10 @@ async fn an_active_job_is_listed_in_the_status_and_makes_the_cronjob_available()
     assert_eq!(reference.namespace.as_deref(), Some(env.namespace.as_str()));
     assert_eq!(reference.uid, job.uid());
     assert!(reference.resource_version.is_some());
-    assert_eq!(status.last_schedule_time.as_ref().map(|time| time.0), Some(scheduled));
+    assert_eq!(
+        status.last_schedule_time.as_ref().map(|time| time.0),
+        Some(scheduled)
+    );
     controller.shutdown().await;
 }
 
@@ -85,16 +117,28 @@ async fn a_failed_job_degrades_the_cronjob() {
     let controller = env.start_controller().await;
     let cronjob = env.create_cronjob("flaky", json!({})).await;
     let started: Timestamp = "2026-01-05T09:00:05Z".parse().unwrap();
-    env.create_owned_job(&cronjob, "flaky-run", started, JobStatus::Failed { started })
-        .await;
+    env.create_owned_job(
+        &cronjob,
+        "flaky-run",
+        started,
+        JobStatus::Failed { started },
+    )
+    .await;
 
     let cronjob = env
         .wait_for_condition("flaky", "Degraded", "True", "JobsFailed")
         .await;
-    assert_eq!(condition(&cronjob, "Degraded").unwrap().message, "1 job(s) have failed");
+    assert_eq!(
+        condition(&cronjob, "Degraded").unwrap().message,
+        "1 job(s) have failed"
+    );
     let available = condition(&cronjob, "Available").unwrap();
     assert_eq!(
-        (available.status.as_str(), available.reason.as_str(), available.message.as_str()),
+        (
+            available.status.as_str(),
+            available.reason.as_str(),
+            available.message.as_str()
+        ),
         ("False", "JobsFailed", "1 job(s) have failed")
     );
     assert!(cronjob.status.as_ref().unwrap().active.is_empty());
@@ -120,17 +164,26 @@ async fn history_limits_prune_the_oldest_finished_jobs() {
         env.create_owned_job(&cronjob, name, started, JobStatus::Succeeded { started })
             .await;
     }
-    for (name, started) in [("bad-old", "2026-01-05T09:05:00Z"), ("bad-new", "2026-01-05T09:25:00Z")] {
+    for (name, started) in [
+        ("bad-old", "2026-01-05T09:05:00Z"),
+        ("bad-new", "2026-01-05T09:25:00Z"),
+    ] {
         let started = at(started);
         env.create_owned_job(&cronjob, name, started, JobStatus::Failed { started })
             .await;
     }
     // An active Job is not history: no limit applies to it.
-    env.create_owned_job(&cronjob, "running", at("2026-01-05T09:00:00Z"), JobStatus::Active)
-        .await;
+    env.create_owned_job(
+        &cronjob,
+        "running",
+        at("2026-01-05T09:00:00Z"),
+        JobStatus::Active,
+    )
+    .await;
 
     let controller = env.start_controller().await;
-    env.wait_for_jobs(&["bad-new", "ok-newest", "running"]).await;
+    env.wait_for_jobs(&["bad-new", "ok-newest", "running"])
+        .await;
     let deleted: Vec<String> = env
         .events("SuccessfulDelete")
         .await
@@ -160,7 +213,10 @@ async fn a_suspended_cronjob_is_unavailable_and_starts_nothing() {
     let due = first_run_after_creation(&cronjob, "* * * * *") + seconds(5);
     controller.reconcile_at(&env, "paused", due).await;
     let cronjob = env.cronjobs().get("paused").await.unwrap();
-    assert_eq!(condition(&cronjob, "Available").unwrap().message, "CronJob is suspended");
+    assert_eq!(
+        condition(&cronjob, "Available").unwrap().message,
+        "CronJob is suspended"
+    );
     assert_eq!(env.job_names().await, Vec::<String>::new());
     controller.shutdown().await;
 }
@@ -169,15 +225,21 @@ async fn a_suspended_cronjob_is_unavailable_and_starts_nothing() {
 async fn a_due_run_creates_exactly_one_job_named_for_its_time() {
     let env = TestEnv::new("cj-due").await;
     let controller = env.start_controller().await;
-    let cronjob = env.create_cronjob("report", json!({"schedule": "*/5 * * * *"})).await;
+    let cronjob = env
+        .create_cronjob("report", json!({"schedule": "*/5 * * * *"}))
+        .await;
     let run = first_run_after_creation(&cronjob, "*/5 * * * *");
     let job_name = format!("report-{}", run.as_second());
 
     // Just before the run: nothing.
-    controller.reconcile_at(&env, "report", run - seconds(1)).await;
+    controller
+        .reconcile_at(&env, "report", run - seconds(1))
+        .await;
     assert_eq!(env.job_names().await, Vec::<String>::new());
 
-    controller.reconcile_at(&env, "report", run + seconds(10)).await;
+    controller
+        .reconcile_at(&env, "report", run + seconds(10))
+        .await;
     env.wait_for_jobs(&[&job_name]).await;
     let job = env.jobs().get(&job_name).await.unwrap();
     assert_eq!(
@@ -193,26 +255,51 @@ async fn a_due_run_creates_exactly_one_job_named_for_its_time() {
     );
     let owner = &job.owner_references()[0];
     assert_eq!(
-        (owner.kind.as_str(), owner.name.as_str(), Some(owner.uid.clone()), owner.controller, owner.block_owner_deletion),
+        (
+            owner.kind.as_str(),
+            owner.name.as_str(),
+            Some(owner.uid.clone()),
+            owner.controller,
+            owner.block_owner_deletion
+        ),
         ("CronJob", "report", cronjob.uid(), Some(true), Some(true))
     );
-    let containers = &job.spec.as_ref().unwrap().template.spec.as_ref().unwrap().containers;
+    let containers = &job
+        .spec
+        .as_ref()
+        .unwrap()
+        .template
+        .spec
+        .as_ref()
+        .unwrap()
+        .containers;
     assert_eq!(containers[0].image.as_deref(), Some("busybox"));
 
     let cronjob = env
         .wait_for_condition("report", "Progressing", "True", "JobsActive")
         .await;
     assert_eq!(
-        cronjob.status.as_ref().unwrap().last_schedule_time.as_ref().map(|time| time.0),
+        cronjob
+            .status
+            .as_ref()
+            .unwrap()
+            .last_schedule_time
+            .as_ref()
+            .map(|time| time.0),
         Some(run)
     );
     let created = env.events("SuccessfulCreate").await;
     assert_eq!(created.len(), 1, "{created:?}");
-    assert_eq!(created[0].note.as_deref(), Some(format!("Created job {job_name}").as_str()));
+    assert_eq!(
+        created[0].note.as_deref(),
+        Some(format!("Created job {job_name}").as_str())
+    );
 
     // The same moment, reconciled again and again: still one Job.
     for _ in 0..3 {
-        controller.reconcile_at(&env, "report", run + seconds(20)).await;
+        controller
+            .reconcile_at(&env, "report", run + seconds(20))
+            .await;
     }
     assert_eq!(env.job_names().await, [job_name]);
     assert_eq!(env.events("SuccessfulCreate").await.len(), 1);
@@ -231,14 +318,18 @@ async fn forbid_skips_a_run_while_a_job_is_active() {
     let first_job = format!("single-{}", first.as_second());
     let second_job = format!("single-{}", second.as_second());
 
-    controller.reconcile_at(&env, "single", first + seconds(1)).await;
+    controller
+        .reconcile_at(&env, "single", first + seconds(1))
+        .await;
     env.wait_for_jobs(&[&first_job]).await;
     env.wait_for_condition("single", "Available", "True", "JobsActive")
         .await;
 
     // The next run is due while the first Job is still active: skipped.
-    controller.reconcile_at(&env, "single", second + seconds(1)).await;
-    assert_eq!(env.job_names().await, [first_job.clone()]);
+    controller
+        .reconcile_at(&env, "single", second + seconds(1))
+        .await;
+    assert_eq!(env.job_names().await, std::slice::from_ref(&first_job));
 
     // Once the first Job completes, the same run starts.
     env.set_job_status(&first_job, JobStatus::Succeeded { started: first })
@@ -259,12 +350,16 @@ async fn replace_deletes_the_active_job_before_starting_the_next() {
     let first_job = format!("latest-{}", first.as_second());
     let second_job = format!("latest-{}", second.as_second());
 
-    controller.reconcile_at(&env, "latest", first + seconds(1)).await;
+    controller
+        .reconcile_at(&env, "latest", first + seconds(1))
+        .await;
     env.wait_for_jobs(&[&first_job]).await;
     env.wait_for_condition("latest", "Available", "True", "JobsActive")
         .await;
 
-    controller.reconcile_at(&env, "latest", second + seconds(1)).await;
+    controller
+        .reconcile_at(&env, "latest", second + seconds(1))
+        .await;
     env.wait_for_jobs(&[&second_job]).await;
 
     let deleted = env.events("SuccessfulDelete").await;
@@ -289,13 +384,20 @@ async fn replace_deletes_the_active_job_before_starting_the_next() {
 async fn allow_runs_jobs_side_by_side() {
     let env = TestEnv::new("cj-allow").await;
     let controller = env.start_controller().await;
-    let cronjob = env.create_cronjob("many", json!({"concurrencyPolicy": "Allow"})).await;
+    let cronjob = env
+        .create_cronjob("many", json!({"concurrencyPolicy": "Allow"}))
+        .await;
     let first = first_run_after_creation(&cronjob, "*/5 * * * *");
     let second = first + seconds(300);
 
-    controller.reconcile_at(&env, "many", first + seconds(1)).await;
-    env.wait_for_jobs(&[&format!("many-{}", first.as_second())]).await;
-    controller.reconcile_at(&env, "many", second + seconds(1)).await;
+    controller
+        .reconcile_at(&env, "many", first + seconds(1))
+        .await;
+    env.wait_for_jobs(&[&format!("many-{}", first.as_second())])
+        .await;
+    controller
+        .reconcile_at(&env, "many", second + seconds(1))
+        .await;
     env.wait_for_jobs(&[
         &format!("many-{}", first.as_second()),
         &format!("many-{}", second.as_second()),
@@ -315,7 +417,9 @@ async fn a_run_missed_beyond_the_starting_deadline_degrades_the_cronjob() {
         .await;
     let run = first_run_after_creation(&cronjob, "*/5 * * * *");
 
-    controller.reconcile_at(&env, "late", run + seconds(120)).await;
+    controller
+        .reconcile_at(&env, "late", run + seconds(120))
+        .await;
     let cronjob = env
         .wait_for_condition("late", "Degraded", "True", "MissedSchedule")
         .await;
@@ -330,8 +434,11 @@ async fn a_run_missed_beyond_the_starting_deadline_degrades_the_cronjob() {
 
     // The next run, on time, starts.
     let next = run + seconds(300);
-    controller.reconcile_at(&env, "late", next + seconds(30)).await;
-    env.wait_for_jobs(&[&format!("late-{}", next.as_second())]).await;
+    controller
+        .reconcile_at(&env, "late", next + seconds(30))
+        .await;
+    env.wait_for_jobs(&[&format!("late-{}", next.as_second())])
+        .await;
     controller.shutdown().await;
 }
 
@@ -339,7 +446,8 @@ async fn a_run_missed_beyond_the_starting_deadline_degrades_the_cronjob() {
 async fn an_invalid_schedule_degrades_the_cronjob_once_and_is_not_retried() {
     let env = TestEnv::new("cj-invalid").await;
     let controller = env.start_controller().await;
-    env.create_cronjob("broken", json!({"schedule": "every minute"})).await;
+    env.create_cronjob("broken", json!({"schedule": "every minute"}))
+        .await;
 
     let cronjob = env
         .wait_for_condition("broken", "Degraded", "True", "InvalidSchedule")
@@ -366,7 +474,8 @@ async fn an_invalid_schedule_degrades_the_cronjob_once_and_is_not_retried() {
 async fn an_unknown_time_zone_degrades_the_cronjob() {
     let env = TestEnv::new("cj-zone-bad").await;
     let controller = env.start_controller().await;
-    env.create_cronjob("martian", json!({"timeZone": "Mars/Olympus_Mons"})).await;
+    env.create_cronjob("martian", json!({"timeZone": "Mars/Olympus_Mons"}))
+        .await;
     let cronjob = env
         .wait_for_condition("martian", "Degraded", "True", "InvalidTimeZone")
         .await;
@@ -383,10 +492,15 @@ async fn the_schedule_runs_in_its_time_zone() {
     let controller = env.start_controller().await;
     // 09:00 in Tokyo (UTC+9, no daylight saving) is midnight UTC.
     let cronjob = env
-        .create_cronjob("tokyo", json!({"schedule": "0 9 * * *", "timeZone": "Asia/Tokyo"}))
+        .create_cronjob(
+            "tokyo",
+            json!({"schedule": "0 9 * * *", "timeZone": "Asia/Tokyo"}),
+        )
         .await;
     let midnight_utc = first_run_after_creation(&cronjob, "0 0 * * *");
-    controller.reconcile_at(&env, "tokyo", midnight_utc + seconds(5)).await;
+    controller
+        .reconcile_at(&env, "tokyo", midnight_utc + seconds(5))
+        .await;
     env.wait_for_jobs(&[&format!("tokyo-{}", midnight_utc.as_second())])
         .await;
     controller.shutdown().await;
@@ -396,21 +510,70 @@ async fn the_schedule_runs_in_its_time_zone() {
 async fn a_weekday_schedule_fires_on_that_weekday() {
     let env = TestEnv::new("cj-weekday").await;
     let controller = env.start_controller().await;
-    let cronjob = env.create_cronjob("monday", json!({"schedule": "0 9 * * 1"})).await;
+    let cronjob = env
+        .create_cronjob("monday", json!({"schedule": "0 9 * * 1"}))
+        .await;
     let monday = first_run_after_creation(&cronjob, "0 9 * * 1");
-    assert_eq!(monday.to_zoned(jiff::tz::TimeZone::UTC).weekday(), jiff::civil::Weekday::Monday);
+    assert_eq!(
+        monday.to_zoned(jiff::tz::TimeZone::UTC).weekday(),
+        jiff::civil::Weekday::Monday
+    );
     let job = |run: Timestamp| format!("monday-{}", run.as_second());
 
-    controller.reconcile_at(&env, "monday", monday + seconds(30)).await;
+    controller
+        .reconcile_at(&env, "monday", monday + seconds(30))
+        .await;
     env.wait_for_jobs(&[&job(monday)]).await;
 
     // Sunday 09:00, where a Quartz-style reading of `1` would fire: nothing new.
     let week = seconds(7 * 86_400);
     let sunday = monday + week - seconds(86_400);
-    controller.reconcile_at(&env, "monday", sunday + seconds(30)).await;
+    controller
+        .reconcile_at(&env, "monday", sunday + seconds(30))
+        .await;
     assert_eq!(env.job_names().await, [job(monday)]);
 
-    controller.reconcile_at(&env, "monday", monday + week + seconds(30)).await;
-    env.wait_for_jobs(&[&job(monday), &job(monday + week)]).await;
+    controller
+        .reconcile_at(&env, "monday", monday + week + seconds(30))
+        .await;
+    env.wait_for_jobs(&[&job(monday), &job(monday + week)])
+        .await;
+    controller.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_run_whose_job_was_pruned_is_not_started_again() {
+    let env = TestEnv::new("cj-pruned").await;
+    let controller = env.start_controller().await;
+    let cronjob = env
+        .create_cronjob("once", json!({"successfulJobsHistoryLimit": 0}))
+        .await;
+    let run = first_run_after_creation(&cronjob, "*/5 * * * *");
+    let job = format!("once-{}", run.as_second());
+    controller
+        .reconcile_at(&env, "once", run + seconds(5))
+        .await;
+    env.wait_for_jobs(&[&job]).await;
+    env.set_job_status(&job, JobStatus::Succeeded { started: run })
+        .await;
+    env.wait_for_jobs(&[]).await;
+
+    // No Job tells of the run any more; the status still does.
+    controller
+        .reconcile_at(&env, "once", run + seconds(10))
+        .await;
+    assert_eq!(env.job_names().await, Vec::<String>::new());
+    let cronjob = env.cronjobs().get("once").await.unwrap();
+    assert_eq!(
+        cronjob
+            .status
+            .as_ref()
+            .unwrap()
+            .last_schedule_time
+            .as_ref()
+            .map(|time| time.0),
+        Some(run)
+    );
+    assert_eq!(env.events("SuccessfulCreate").await.len(), 1);
     controller.shutdown().await;
 }

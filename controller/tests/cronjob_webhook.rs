@@ -152,25 +152,35 @@ fn name_cause(name: &str) -> (String, String) {
     )
 }
 
-/// Waits until the apiserver calls the webhooks: it learns of new configurations through
-/// an informer, so the first requests after registering may still bypass them.
+/// Waits until the apiserver calls both webhooks: it learns of new configurations
+/// through informers (one per kind of configuration), so the first requests after
+/// registering may still bypass either.
 async fn wait_until_webhooks_are_called(cronjobs: &Api<CronJob>) {
     let dry_run = PostParams {
         dry_run: true,
         ..PostParams::default()
     };
-    let probe = typed(cronjob("probe", "*/1 * * * *", json!({})));
+    let valid = typed(cronjob("probe", "*/1 * * * *", json!({})));
+    let invalid = typed(cronjob("probe", "61 * * * *", json!({})));
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         // `suspend` has no schema default: only the defaulting webhook sets it.
-        if let Ok(created) = cronjobs.create(&dry_run, &probe).await
-            && created.spec.suspend.is_some()
-        {
+        let defaulted = matches!(
+            cronjobs.create(&dry_run, &valid).await,
+            Ok(created) if created.spec.suspend.is_some()
+        );
+        // The schema accepts any schedule string: only the validating webhook refuses it.
+        let validated = matches!(
+            cronjobs.create(&dry_run, &invalid).await,
+            Err(kube::Error::Api(status)) if status.code == 422
+        );
+        if defaulted && validated {
             return;
         }
         assert!(
             Instant::now() < deadline,
-            "the apiserver never called the webhooks"
+            "the apiserver did not call the webhooks within 30 s \
+             (defaulting seen: {defaulted}, validation seen: {validated})"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }

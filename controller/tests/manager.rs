@@ -14,8 +14,8 @@ use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
-use kube::api::{Api, PostParams};
 use kube::Client;
+use kube::api::{Api, PostParams};
 use kubebuilder_runtime::client::HttpClient;
 use kubebuilder_runtime::{BindAddress, ManagerArgs};
 use serde_json::json;
@@ -44,13 +44,19 @@ async fn only_the_leader_reconciles_and_a_handover_never_runs_a_schedule_twice()
         (leading(&first) || leading(&second)).then_some(())
     })
     .await;
-    let (leader, follower) = if leading(&first) { (first, second) } else { (second, first) };
+    let (leader, follower) = if leading(&first) {
+        (first, second)
+    } else {
+        (second, first)
+    };
 
     // A run is due: the leader starts it, the follower does nothing.
     let cronjob = env.create_cronjob("elected", json!({})).await;
     let run = first_run_after_creation(&cronjob, "*/5 * * * *");
     let first_job = format!("elected-{}", run.as_second());
-    leader.reconcile_at(&env, "elected", run + SignedDuration::from_secs(5)).await;
+    leader
+        .reconcile_at(&env, "elected", run + SignedDuration::from_secs(5))
+        .await;
     env.wait_for_jobs(&[&first_job]).await;
     tokio::time::sleep(Duration::from_secs(2)).await;
     assert!(leader.reconciles() > 0);
@@ -69,12 +75,14 @@ async fn only_the_leader_reconciles_and_a_handover_never_runs_a_schedule_twice()
     })
     .await;
     follower.wait_idle().await;
-    assert_eq!(env.job_names().await, [first_job.clone()]);
+    assert_eq!(env.job_names().await, std::slice::from_ref(&first_job));
     assert_eq!(env.events("SuccessfulCreate").await.len(), 1);
 
     // The new leader keeps the schedule.
     let next = run + SignedDuration::from_secs(300);
-    follower.reconcile_at(&env, "elected", next + SignedDuration::from_secs(5)).await;
+    follower
+        .reconcile_at(&env, "elected", next + SignedDuration::from_secs(5))
+        .await;
     env.wait_for_jobs(&[&first_job, &format!("elected-{}", next.as_second())])
         .await;
     follower.shutdown().await;
@@ -83,8 +91,12 @@ async fn only_the_leader_reconciles_and_a_handover_never_runs_a_schedule_twice()
 /// A service account and a token for it (the TokenRequest API; no token controller runs).
 async fn service_account_token(client: &Client, namespace: &str, name: &str) -> String {
     let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
-    let account: ServiceAccount = serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-    accounts.create(&PostParams::default(), &account).await.unwrap();
+    let account: ServiceAccount =
+        serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
+    accounts
+        .create(&PostParams::default(), &account)
+        .await
+        .unwrap();
     let request = TokenRequest {
         spec: Some(TokenRequestSpec {
             expiration_seconds: Some(600),
@@ -171,23 +183,23 @@ async fn metrics_need_an_authorized_token_and_count_the_reconciles() {
     controller.shutdown().await;
 }
 
-#[tokio::test]
-async fn the_generated_role_is_all_the_controller_needs() {
-    let env = TestEnv::new("cj-rbac").await;
-    // The role `cargo xtask manifests` writes to config/rbac/role.yaml, from the rules the
-    // reconciler's attributes registered, under a name of this test.
-    let role_name = format!("{}-manager-role", env.namespace);
-    let roles = kubebuilder::rbac::roles(&kubebuilder::rbac::registered(), &role_name);
-    let [kubebuilder::rbac::GeneratedRole::Cluster(role)] = roles.as_slice() else {
-        panic!("expected one ClusterRole, got {roles:?}");
-    };
+/// A client for a new service account of the test namespace that may do what `role`
+/// allows there, and nothing else (the role is bound in the namespace only, as the
+/// manager watches only that namespace here).
+async fn client_with_role(env: &TestEnv, mut role: ClusterRole) -> Client {
+    let role_name = format!(
+        "{}-{}",
+        env.namespace,
+        role.metadata.name.as_deref().unwrap()
+    );
+    role.metadata.name = Some(role_name.clone());
     Api::<ClusterRole>::all(env.client.clone())
-        .create(&PostParams::default(), role)
+        .create(&PostParams::default(), &role)
         .await
         .unwrap();
-    // Bound in the namespace only, as the manager watches only that namespace here.
     let account = "controller-manager";
-    let account_object: ServiceAccount = serde_json::from_value(json!({"metadata": {"name": account}})).unwrap();
+    let account_object: ServiceAccount =
+        serde_json::from_value(json!({"metadata": {"name": account}})).unwrap();
     Api::<ServiceAccount>::namespaced(env.client.clone(), &env.namespace)
         .create(&PostParams::default(), &account_object)
         .await
@@ -202,11 +214,22 @@ async fn the_generated_role_is_all_the_controller_needs() {
         .create(&PostParams::default(), &binding)
         .await
         .unwrap();
-
-    let as_manager = kubebuilder_envtest::shared()
+    kubebuilder_envtest::shared()
         .client_as_service_account(&env.namespace, account)
         .await
-        .unwrap();
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_generated_role_is_all_the_controller_needs() {
+    let env = TestEnv::new("cj-rbac").await;
+    // The role `cargo xtask manifests` writes to config/rbac/role.yaml, from the rules the
+    // reconciler's attributes registered.
+    let roles = kubebuilder::rbac::roles(&kubebuilder::rbac::registered(), "manager-role");
+    let [kubebuilder::rbac::GeneratedRole::Cluster(role)] = roles.as_slice() else {
+        panic!("expected one ClusterRole, got {roles:?}");
+    };
+    let as_manager = client_with_role(&env, role.clone()).await;
     let controller = Controller::start(env.manager(as_manager, env.manager_args())).await;
     // Everything the reconciler does: read Jobs and CronJobs, write status, create a Job
     // with blockOwnerDeletion, delete Jobs beyond the history limit, record Events.
@@ -224,16 +247,32 @@ async fn the_generated_role_is_all_the_controller_needs() {
     env.set_job_status(&job, common::JobStatus::Succeeded { started: run })
         .await;
     env.wait_for_jobs(&[]).await;
-    assert_eq!(env.events("SuccessfulCreate").await.len(), 1, "Events are recorded");
-    assert_eq!(env.events("SuccessfulDelete").await.len(), 1, "Events are recorded");
+    assert_eq!(
+        env.events("SuccessfulCreate").await.len(),
+        1,
+        "Events are recorded"
+    );
+    assert_eq!(
+        env.events("SuccessfulDelete").await.len(),
+        1,
+        "Events are recorded"
+    );
     let cronjob = env.cronjobs().get("restricted").await.unwrap();
-    assert!(common::condition(&cronjob, "Degraded").is_none(), "{:?}", cronjob.status);
+    assert!(
+        common::condition(&cronjob, "Degraded").is_none(),
+        "{:?}",
+        cronjob.status
+    );
     controller.shutdown().await;
 }
 
 /// A port free at the time of asking.
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 #[tokio::test]
@@ -284,8 +323,15 @@ async fn the_controller_binary_serves_webhooks_on_loopback_and_stops_cleanly() {
         }
     }))
     .unwrap();
-    let created = cronjobs.create(&PostParams::default(), &cronjob).await.unwrap();
-    assert_eq!(created.spec.successful_jobs_history_limit, Some(3), "defaulted by the webhook");
+    let created = cronjobs
+        .create(&PostParams::default(), &cronjob)
+        .await
+        .unwrap();
+    assert_eq!(
+        created.spec.successful_jobs_history_limit,
+        Some(3),
+        "defaulted by the webhook"
+    );
     eventually("the CronJob to be reconciled", TIMEOUT, || async {
         let cronjob = cronjobs.get("from-the-binary").await.unwrap();
         common::condition(&cronjob, "Available").map(|_| ())
@@ -308,5 +354,44 @@ async fn the_controller_binary_serves_webhooks_on_loopback_and_stops_cleanly() {
         .list(&Default::default())
         .await
         .unwrap();
-    assert!(configurations.items.is_empty(), "{:?}", configurations.items);
+    assert!(
+        configurations.items.is_empty(),
+        "{:?}",
+        configurations.items
+    );
+}
+
+#[tokio::test]
+async fn jobs_it_may_not_list_are_reported_in_the_status() {
+    let env = TestEnv::new("cj-no-jobs").await;
+    let role: ClusterRole = serde_json::from_value(json!({
+        "metadata": {"name": "cronjobs-only"},
+        "rules": [
+            {"apiGroups": ["batch.tutorial.kubebuilder.io"], "resources": ["cronjobs"], "verbs": ["get", "list", "watch"]},
+            {"apiGroups": ["batch.tutorial.kubebuilder.io"], "resources": ["cronjobs/status"], "verbs": ["update"]}
+        ]
+    }))
+    .unwrap();
+    let as_manager = client_with_role(&env, role).await;
+    let controller = Controller::start(env.manager(as_manager, env.manager_args())).await;
+    env.create_cronjob("blind", json!({})).await;
+
+    // After waiting for the Job cache in vain, the reconcile says why.
+    let cronjob = env
+        .wait_for_condition("blind", "Degraded", "True", "ReconciliationError")
+        .await;
+    let message = &common::condition(&cronjob, "Degraded").unwrap().message;
+    assert!(
+        message.starts_with("Failed to list child jobs: "),
+        "{message}"
+    );
+    assert!(
+        message.contains("cannot list resource \"jobs\""),
+        "{message}"
+    );
+    assert!(
+        controller.failed_reconciles() >= 1,
+        "an error, retried with back-off"
+    );
+    controller.shutdown().await;
 }

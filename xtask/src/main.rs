@@ -7,6 +7,7 @@ mod installer;
 mod k8s_schemas;
 mod kustomize;
 mod manifests;
+mod run;
 mod test;
 mod tools;
 
@@ -51,6 +52,9 @@ enum Command {
     Undeploy(cluster::UndeployArgs),
     /// Render config/default into dist/install.yaml.
     BuildInstaller(installer::Args),
+    /// Run the manager locally against the current kubeconfig's cluster, or a local
+    /// control plane when none is configured (CRDs installed, samples applied).
+    Run(run::Args),
     /// Benchmarks: print their figures and keep them under target/bench/.
     Bench(bench::Args),
 }
@@ -66,6 +70,7 @@ fn main() -> Result<()> {
         Command::Deploy(args) => cluster::deploy(args),
         Command::Undeploy(args) => cluster::undeploy(args),
         Command::BuildInstaller(args) => installer::run(args),
+        Command::Run(args) => run::run(args),
         Command::Bench(args) => bench::run(args),
     }
 }

@@ -46,7 +46,10 @@ pub fn set(
     // what the apiserver returns hold.
     let transition = Time(Timestamp::from_second(now.as_second()).expect("a valid timestamp"));
     let message = message.into();
-    match conditions.iter_mut().find(|condition| condition.type_ == type_) {
+    match conditions
+        .iter_mut()
+        .find(|condition| condition.type_ == type_)
+    {
         Some(existing) => {
             if existing.status != status {
                 existing.status = status.to_owned();
@@ -89,10 +92,23 @@ pub fn summarise(
     now: Timestamp,
 ) {
     let mut set = |type_, status, reason, message: String| {
-        set(conditions, type_, status, reason, message, observed_generation, now);
+        set(
+            conditions,
+            type_,
+            status,
+            reason,
+            message,
+            observed_generation,
+            now,
+        );
     };
     if summary.suspended {
-        set(AVAILABLE, Status::False, "Suspended", "CronJob is suspended".into());
+        set(
+            AVAILABLE,
+            Status::False,
+            "Suspended",
+            "CronJob is suspended".into(),
+        );
     } else if summary.failed > 0 {
         let message = format!("{} job(s) have failed", summary.failed);
         set(DEGRADED, Status::True, "JobsFailed", message.clone());
@@ -108,7 +124,10 @@ pub fn summarise(
             AVAILABLE,
             Status::True,
             "JobsActive",
-            format!("CronJob is progressing with {} active job(s)", summary.active),
+            format!(
+                "CronJob is progressing with {} active job(s)",
+                summary.active
+            ),
         );
     } else {
         set(
@@ -117,7 +136,12 @@ pub fn summarise(
             "AllJobsCompleted",
             "All jobs have completed successfully".into(),
         );
-        set(PROGRESSING, Status::False, "NoJobsActive", "No jobs are currently active".into());
+        set(
+            PROGRESSING,
+            Status::False,
+            "NoJobsActive",
+            "No jobs are currently active".into(),
+        );
     }
 }
 
@@ -147,18 +171,51 @@ mod tests {
     fn transition_time_changes_only_with_the_status() {
         let mut conditions = Vec::new();
         let first = at("2026-11-30T10:00:00.750Z");
-        set(&mut conditions, DEGRADED, Status::True, "A", "a", Some(1), first);
-        assert_eq!(conditions[0].last_transition_time.0, at("2026-11-30T10:00:00Z"));
+        set(
+            &mut conditions,
+            DEGRADED,
+            Status::True,
+            "A",
+            "a",
+            Some(1),
+            first,
+        );
+        assert_eq!(
+            conditions[0].last_transition_time.0,
+            at("2026-11-30T10:00:00Z")
+        );
 
         // Same status: reason, message and generation follow, the time stays.
-        set(&mut conditions, DEGRADED, Status::True, "B", "b", Some(2), at("2026-11-30T11:00:00Z"));
+        set(
+            &mut conditions,
+            DEGRADED,
+            Status::True,
+            "B",
+            "b",
+            Some(2),
+            at("2026-11-30T11:00:00Z"),
+        );
         assert_eq!(view(&conditions), [(DEGRADED, "True", "B", "b")]);
         assert_eq!(conditions[0].observed_generation, Some(2));
-        assert_eq!(conditions[0].last_transition_time.0, at("2026-11-30T10:00:00Z"));
+        assert_eq!(
+            conditions[0].last_transition_time.0,
+            at("2026-11-30T10:00:00Z")
+        );
 
         // New status: new time.
-        set(&mut conditions, DEGRADED, Status::False, "C", "c", Some(2), at("2026-11-30T12:00:00Z"));
-        assert_eq!(conditions[0].last_transition_time.0, at("2026-11-30T12:00:00Z"));
+        set(
+            &mut conditions,
+            DEGRADED,
+            Status::False,
+            "C",
+            "c",
+            Some(2),
+            at("2026-11-30T12:00:00Z"),
+        );
+        assert_eq!(
+            conditions[0].last_transition_time.0,
+            at("2026-11-30T12:00:00Z")
+        );
         assert_eq!(conditions.len(), 1);
         assert_eq!(find(&conditions, DEGRADED).unwrap().reason, "C");
         assert!(find(&conditions, AVAILABLE).is_none());
@@ -169,7 +226,16 @@ mod tests {
         let now = at("2026-11-30T10:00:00Z");
         let summarised = |suspended, active, failed| {
             let mut conditions = Vec::new();
-            summarise(&mut conditions, Summary { suspended, active, failed }, Some(1), now);
+            summarise(
+                &mut conditions,
+                Summary {
+                    suspended,
+                    active,
+                    failed,
+                },
+                Some(1),
+                now,
+            );
             conditions
         };
         assert_eq!(
@@ -186,15 +252,35 @@ mod tests {
         assert_eq!(
             view(&summarised(false, 2, 0)),
             [
-                (PROGRESSING, "True", "JobsActive", "2 job(s) are currently active"),
-                (AVAILABLE, "True", "JobsActive", "CronJob is progressing with 2 active job(s)"),
+                (
+                    PROGRESSING,
+                    "True",
+                    "JobsActive",
+                    "2 job(s) are currently active"
+                ),
+                (
+                    AVAILABLE,
+                    "True",
+                    "JobsActive",
+                    "CronJob is progressing with 2 active job(s)"
+                ),
             ]
         );
         assert_eq!(
             view(&summarised(false, 0, 0)),
             [
-                (AVAILABLE, "True", "AllJobsCompleted", "All jobs have completed successfully"),
-                (PROGRESSING, "False", "NoJobsActive", "No jobs are currently active"),
+                (
+                    AVAILABLE,
+                    "True",
+                    "AllJobsCompleted",
+                    "All jobs have completed successfully"
+                ),
+                (
+                    PROGRESSING,
+                    "False",
+                    "NoJobsActive",
+                    "No jobs are currently active"
+                ),
             ]
         );
     }

@@ -160,7 +160,8 @@ impl Index {
         };
         if self.controller_of.get(&key) != Some(&controller_uid) {
             self.remove_key(&key);
-            self.controller_of.insert(key.clone(), controller_uid.clone());
+            self.controller_of
+                .insert(key.clone(), controller_uid.clone());
         }
         self.by_controller
             .entry(controller_uid)
@@ -306,7 +307,12 @@ pub fn beyond_history_limit(jobs: &[Arc<Job>], limit: i32) -> Vec<Arc<Job>> {
     let keep = usize::try_from(limit).unwrap_or(0);
     let mut by_age = jobs.to_vec();
     // `None` sorts before every time: Jobs without a start time go first.
-    by_age.sort_by_key(|job| job.status.as_ref().and_then(|status| status.start_time.clone()).map(|time| time.0));
+    by_age.sort_by_key(|job| {
+        job.status
+            .as_ref()
+            .and_then(|status| status.start_time.clone())
+            .map(|time| time.0)
+    });
     let excess = by_age.len().saturating_sub(keep);
     by_age.truncate(excess);
     by_age
@@ -327,10 +333,12 @@ pub fn job_for_run(cronjob: &CronJob, scheduled: Timestamp) -> Job {
             labels: Some(template_metadata.labels.unwrap_or_default()),
             annotations: Some(annotations),
             owner_references: cronjob.controller_owner_ref(&()).map(|owner| {
-                vec![k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
-                    block_owner_deletion: Some(true),
-                    ..owner
-                }]
+                vec![
+                    k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference {
+                        block_owner_deletion: Some(true),
+                        ..owner
+                    },
+                ]
             }),
             ..ObjectMeta::default()
         },
@@ -387,7 +395,8 @@ mod tests {
     }
 
     fn started(mut job: Job, start: Option<&str>) -> Arc<Job> {
-        job.status.get_or_insert_with(JobStatus::default).start_time = start.map(|time| Time(at(time)));
+        job.status.get_or_insert_with(JobStatus::default).start_time =
+            start.map(|time| Time(at(time)));
         Arc::new(job)
     }
 
@@ -406,15 +415,30 @@ mod tests {
     #[test]
     fn the_first_true_finished_condition_decides() {
         assert_eq!(job_state(&job("new")), JobState::Active);
-        assert_eq!(job_state(&with_conditions(job("j"), &[("Suspended", "True")])), JobState::Active);
-        assert_eq!(job_state(&with_conditions(job("j"), &[("Complete", "False")])), JobState::Active);
-        assert_eq!(job_state(&with_conditions(job("j"), &[("Complete", "True")])), JobState::Successful);
         assert_eq!(
-            job_state(&with_conditions(job("j"), &[("FailureTarget", "True"), ("Failed", "True")])),
+            job_state(&with_conditions(job("j"), &[("Suspended", "True")])),
+            JobState::Active
+        );
+        assert_eq!(
+            job_state(&with_conditions(job("j"), &[("Complete", "False")])),
+            JobState::Active
+        );
+        assert_eq!(
+            job_state(&with_conditions(job("j"), &[("Complete", "True")])),
+            JobState::Successful
+        );
+        assert_eq!(
+            job_state(&with_conditions(
+                job("j"),
+                &[("FailureTarget", "True"), ("Failed", "True")]
+            )),
             JobState::Failed
         );
         assert_eq!(
-            job_state(&with_conditions(job("j"), &[("Failed", "True"), ("Complete", "True")])),
+            job_state(&with_conditions(
+                job("j"),
+                &[("Failed", "True"), ("Complete", "True")]
+            )),
             JobState::Failed
         );
     }
@@ -423,21 +447,36 @@ mod tests {
     fn classification_finds_the_latest_run_and_tolerates_bad_annotations() {
         let annotated = |name: &str, time: &str| {
             let mut job = job(name);
-            job.metadata.annotations = Some(BTreeMap::from([(SCHEDULED_AT_ANNOTATION.into(), time.into())]));
+            job.metadata.annotations = Some(BTreeMap::from([(
+                SCHEDULED_AT_ANNOTATION.into(),
+                time.into(),
+            )]));
             job
         };
         let children = Children::classify([
             Arc::new(annotated("a", "2026-11-30T10:00:00Z")),
-            Arc::new(with_conditions(annotated("b", "2026-11-30T10:05:00Z"), &[("Complete", "True")])),
-            Arc::new(with_conditions(annotated("c", "yesterday"), &[("Failed", "True")])),
+            Arc::new(with_conditions(
+                annotated("b", "2026-11-30T10:05:00Z"),
+                &[("Complete", "True")],
+            )),
+            Arc::new(with_conditions(
+                annotated("c", "yesterday"),
+                &[("Failed", "True")],
+            )),
             Arc::new(job("no-annotation")),
         ]);
         let names = |jobs: &[Arc<Job>]| jobs.iter().map(|job| job.name_any()).collect::<Vec<_>>();
         assert_eq!(names(&children.active), ["a", "no-annotation"]);
         assert_eq!(names(&children.successful), ["b"]);
         assert_eq!(names(&children.failed), ["c"]);
-        assert_eq!(children.last_schedule_time, Some(at("2026-11-30T10:05:00Z")));
-        assert_eq!(Children::classify([Arc::new(job("x"))]).last_schedule_time, None);
+        assert_eq!(
+            children.last_schedule_time,
+            Some(at("2026-11-30T10:05:00Z"))
+        );
+        assert_eq!(
+            Children::classify([Arc::new(job("x"))]).last_schedule_time,
+            None
+        );
     }
 
     #[test]
@@ -468,8 +507,10 @@ mod tests {
             "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "busybox"}], "restartPolicy": "Never"}}}
         }))
         .unwrap();
-        let spec: CronJobSpec =
-            serde_json::from_value(serde_json::json!({"schedule": "0 0 * * *", "jobTemplate": template})).unwrap();
+        let spec: CronJobSpec = serde_json::from_value(
+            serde_json::json!({"schedule": "0 0 * * *", "jobTemplate": template}),
+        )
+        .unwrap();
         let mut cronjob = CronJob::new("nightly", spec);
         cronjob.metadata.namespace = Some("ns".into());
         cronjob.metadata.uid = Some("uid-1".into());
@@ -481,7 +522,10 @@ mod tests {
             job.annotations(),
             &BTreeMap::from([
                 ("note".into(), "n".into()),
-                (SCHEDULED_AT_ANNOTATION.into(), "2026-11-30T00:00:00Z".into()),
+                (
+                    SCHEDULED_AT_ANNOTATION.into(),
+                    "2026-11-30T00:00:00Z".into()
+                ),
             ])
         );
         assert_eq!(job.spec, template.spec);
@@ -490,7 +534,10 @@ mod tests {
             (owner.kind.as_str(), owner.name.as_str(), owner.uid.as_str()),
             ("CronJob", "nightly", "uid-1")
         );
-        assert_eq!((owner.controller, owner.block_owner_deletion), (Some(true), Some(true)));
+        assert_eq!(
+            (owner.controller, owner.block_owner_deletion),
+            (Some(true), Some(true))
+        );
         assert_eq!(cronjob_controller_uid(&job).as_deref(), Some("uid-1"));
     }
 
@@ -521,8 +568,16 @@ mod tests {
         let mut elsewhere = owned_by(job("elsewhere"), "uid-3", "CronJob", true);
         elsewhere.metadata.namespace = Some("other".into());
         index.insert(&elsewhere);
-        index.insert(&owned_by(job("deleted-while-down"), "uid-1", "CronJob", true));
-        index.replace_scope(Some("ns"), vec![owned_by(job("listed"), "uid-1", "CronJob", true)]);
+        index.insert(&owned_by(
+            job("deleted-while-down"),
+            "uid-1",
+            "CronJob",
+            true,
+        ));
+        index.replace_scope(
+            Some("ns"),
+            vec![owned_by(job("listed"), "uid-1", "CronJob", true)],
+        );
         assert_eq!(names(&index, "uid-1"), ["listed"]);
         assert_eq!(names(&index, "uid-3"), ["elsewhere"]);
         index.replace_scope(None, Vec::new());

@@ -1,9 +1,8 @@
 //! The CronJob controller: its reconciler and its admission webhooks.
 //!
-//! [`setup_with_manager`] registers the controller on a
-//! [`Manager`](kubebuilder_runtime::Manager), as kubebuilder's `SetupWithManager`: it
-//! watches CronJobs and the Jobs they control, and reconciles a CronJob whenever it or one
-//! of its Jobs changes, and at its next scheduled run.
+//! [`setup_with_manager`] registers the controller on a [`Manager`], as kubebuilder's
+//! `SetupWithManager`: it watches CronJobs and the Jobs they control, and reconciles a
+//! CronJob whenever it or one of its Jobs changes, and at its next scheduled run.
 
 pub mod conditions;
 pub mod jobs;
@@ -27,7 +26,9 @@ pub const CONTROLLER_NAME: &str = "cronjob";
 
 /// How many CronJobs are reconciled at once (one CronJob is never reconciled twice at
 /// once). kube-runtime's default is unbounded: at a popular minute every due CronJob would
-/// hit the apiserver together and meet its in-flight request limits.
+/// hit the apiserver together and meet its in-flight request limits. With 1,000 CronJobs
+/// due at once, `cargo xtask bench controller` measured 64 no faster than 16: the
+/// apiserver is the bottleneck.
 const MAX_CONCURRENT_RECONCILES: u16 = 16;
 
 /// Registers the CronJob controller on `manager`, reading the time from `clock`.

@@ -25,7 +25,9 @@ use kube::{Client, Resource as _, ResourceExt as _};
 use kubebuilder_runtime::Clock;
 
 use super::conditions::{self, DEGRADED, PROGRESSING, Status, Summary};
-use super::jobs::{Children, NotSynced, OwnedJobs, job_for_run, job_reference};
+use super::jobs::{
+    Children, NotSynced, OwnedJobs, beyond_history_limit, job_for_run, job_reference,
+};
 use super::schedule::{Schedule, ScheduleError, is_past_deadline};
 
 /// How long a reconcile waits for the Job cache to list every Job before it reports the
@@ -34,7 +36,7 @@ use super::schedule::{Schedule, ScheduleError, is_past_deadline};
 const JOB_CACHE_SYNC_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The controller name on the Events this reconciler records.
-pub const EVENT_REPORTER: &str = "cronjob-controller";
+const EVENT_REPORTER: &str = "cronjob-controller";
 
 /// Reconciles CronJobs: keeps their Jobs running on schedule and their status current.
 // The CronJobs it reconciles, their status and finalizers (the tutorial's markers; the
@@ -111,7 +113,12 @@ impl Reconciler {
 
         // 2. First sight: say that reconciling has started.
         if status.status.conditions.is_empty() {
-            status.set(PROGRESSING, Status::Unknown, "Reconciling", "Starting reconciliation");
+            status.set(
+                PROGRESSING,
+                Status::Unknown,
+                "Reconciling",
+                "Starting reconciliation",
+            );
         }
 
         // 3. The Jobs this CronJob controls.
@@ -132,7 +139,11 @@ impl Reconciler {
         let recorded_run = status.status.last_schedule_time.as_ref().map(|time| time.0);
         let last_run = children.last_schedule_time.max(recorded_run);
         status.status.last_schedule_time = last_run.map(Time);
-        status.status.active = children.active.iter().map(|job| job_reference(job)).collect();
+        status.status.active = children
+            .active
+            .iter()
+            .map(|job| job_reference(job))
+            .collect();
         tracing::debug!(
             active = children.active.len(),
             successful = children.successful.len(),
@@ -147,16 +158,24 @@ impl Reconciler {
             active: children.active.len(),
             failed: children.failed.len(),
         };
-        conditions::summarise(&mut status.status.conditions, summary, status.generation, now);
+        conditions::summarise(
+            &mut status.status.conditions,
+            summary,
+            status.generation,
+            now,
+        );
         status.write(&cronjobs).await?;
 
         // 7. History limits; best effort: a failed deletion is retried on the next reconcile.
         for (finished, limit) in [
             (&children.failed, cronjob.spec.failed_jobs_history_limit),
-            (&children.successful, cronjob.spec.successful_jobs_history_limit),
+            (
+                &children.successful,
+                cronjob.spec.successful_jobs_history_limit,
+            ),
         ] {
             let Some(limit) = limit else { continue };
-            for job in super::jobs::beyond_history_limit(finished, limit) {
+            for job in beyond_history_limit(finished, limit) {
                 if let Err(error) = self.delete_job(&jobs, cronjob, &job, "old").await {
                     tracing::error!(job = %job.name_any(), %error, "unable to delete old job");
                 }
@@ -176,27 +195,25 @@ impl Reconciler {
             .creation_timestamp
             .as_ref()
             .map_or(now, |time| time.0);
-        let runs = Schedule::parse(&spec.schedule, spec.time_zone.as_deref()).and_then(|schedule| {
-            schedule.runs(
-                last_run,
-                created,
-                spec.starting_deadline_seconds,
-                now,
-            )
-        });
+        let runs =
+            Schedule::parse(&spec.schedule, spec.time_zone.as_deref()).and_then(|schedule| {
+                schedule.runs(last_run, created, spec.starting_deadline_seconds, now)
+            });
         let runs = match runs {
             Ok(runs) => runs,
             Err(error) => {
                 // Nothing to retry until the spec changes: no error, no requeue.
                 let (reason, message) = schedule_problem(&spec.schedule, &error);
                 tracing::error!(%error, "unable to figure out CronJob schedule");
-                self.report_degraded(&mut status, &cronjobs, reason, message).await?;
+                self.report_degraded(&mut status, &cronjobs, reason, message)
+                    .await?;
                 return Ok(Action::await_change());
             }
         };
 
         // 10. Every exit from here comes back for the next run.
-        let requeue = Action::requeue(Duration::try_from(runs.next.duration_since(now)).unwrap_or_default());
+        let requeue =
+            Action::requeue(Duration::try_from(runs.next.duration_since(now)).unwrap_or_default());
 
         // 11. Nothing due.
         let Some(run) = runs.missed else {
@@ -207,14 +224,18 @@ impl Reconciler {
         // 12. Too late to start this run.
         if is_past_deadline(run, spec.starting_deadline_seconds, now) {
             let message = format!("Missed starting deadline for run at {run}");
-            self.report_degraded(&mut status, &cronjobs, "MissedSchedule", message).await?;
+            self.report_degraded(&mut status, &cronjobs, "MissedSchedule", message)
+                .await?;
             return Ok(requeue);
         }
 
         // 13. Concurrency policy.
-        match spec.concurrency_policy.clone().unwrap_or_default() {
+        match spec.concurrency_policy.unwrap_or_default() {
             ConcurrencyPolicy::Forbid if !children.active.is_empty() => {
-                tracing::debug!(active = children.active.len(), "concurrency policy blocks concurrent runs, skipping");
+                tracing::debug!(
+                    active = children.active.len(),
+                    "concurrency policy blocks concurrent runs, skipping"
+                );
                 return Ok(requeue);
             }
             ConcurrencyPolicy::Replace => {
@@ -237,8 +258,15 @@ impl Reconciler {
             Ok(created) => {
                 tracing::info!(job = %job_name, scheduled = %run, "created Job for CronJob run");
                 let note = format!("Created job {job_name}");
-                self.publish(cronjob, EventType::Normal, "SuccessfulCreate", "Create", note, Some(created.object_ref(&())))
-                    .await;
+                self.publish(
+                    cronjob,
+                    EventType::Normal,
+                    "SuccessfulCreate",
+                    "Create",
+                    note,
+                    Some(created.object_ref(&())),
+                )
+                .await;
             }
             Err(kube::Error::Api(status)) if status.is_already_exists() => {
                 // Created by an earlier reconcile whose Job this cache has not seen yet,
@@ -251,27 +279,56 @@ impl Reconciler {
                 if let Err(error) = status.write(&cronjobs).await {
                     tracing::error!(%error, "failed to update CronJob status");
                 }
-                self.publish(cronjob, EventType::Warning, "FailedCreate", "Create", message, None).await;
-                return Err(Error::CreateJob { job: job_name, source });
+                self.publish(
+                    cronjob,
+                    EventType::Warning,
+                    "FailedCreate",
+                    "Create",
+                    message,
+                    None,
+                )
+                .await;
+                return Err(Error::CreateJob {
+                    job: job_name,
+                    source,
+                });
             }
         }
         // Recorded at once: a reconcile before the Job reaches the cache must not retry it.
         status.status.last_schedule_time = Some(Time(run));
-        status.set(PROGRESSING, Status::True, "JobCreated", format!("Created job {job_name}"));
+        status.set(
+            PROGRESSING,
+            Status::True,
+            "JobCreated",
+            format!("Created job {job_name}"),
+        );
         status.write(&cronjobs).await?;
         Ok(requeue)
     }
 
     /// Deletes a Job with background propagation (its Pods go after it); already gone is
     /// fine. Records an Event for the deletion.
-    async fn delete_job(&self, jobs: &Api<Job>, cronjob: &CronJob, job: &Job, which: &str) -> Result<(), kube::Error> {
+    async fn delete_job(
+        &self,
+        jobs: &Api<Job>,
+        cronjob: &CronJob,
+        job: &Job,
+        which: &str,
+    ) -> Result<(), kube::Error> {
         let name = job.name_any();
         match jobs.delete(&name, &DeleteParams::background()).await {
             Ok(_) => {
                 tracing::info!(job = %name, "deleted {which} job");
                 let note = format!("Deleted job {name}");
-                self.publish(cronjob, EventType::Normal, "SuccessfulDelete", "Delete", note, Some(job.object_ref(&())))
-                    .await;
+                self.publish(
+                    cronjob,
+                    EventType::Normal,
+                    "SuccessfulDelete",
+                    "Delete",
+                    note,
+                    Some(job.object_ref(&())),
+                )
+                .await;
                 Ok(())
             }
             Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
@@ -289,13 +346,24 @@ impl Reconciler {
         reason: &str,
         message: String,
     ) -> Result<(), Error> {
-        let already_reported = conditions::find(&status.status.conditions, DEGRADED).is_some_and(|degraded| {
-            degraded.status == "True" && degraded.reason == reason && degraded.message == message
-        });
+        let already_reported =
+            conditions::find(&status.status.conditions, DEGRADED).is_some_and(|degraded| {
+                degraded.status == "True"
+                    && degraded.reason == reason
+                    && degraded.message == message
+            });
         status.set(DEGRADED, Status::True, reason, message.clone());
         status.write(cronjobs).await?;
         if !already_reported {
-            self.publish(&status.cronjob, EventType::Warning, reason, "Schedule", message, None).await;
+            self.publish(
+                &status.cronjob,
+                EventType::Warning,
+                reason,
+                "Schedule",
+                message,
+                None,
+            )
+            .await;
         }
         Ok(())
     }
@@ -318,7 +386,11 @@ impl Reconciler {
             action: action.to_owned(),
             secondary: related,
         };
-        if let Err(error) = self.recorder.publish(&event, &cronjob.object_ref(&())).await {
+        if let Err(error) = self
+            .recorder
+            .publish(&event, &cronjob.object_ref(&()))
+            .await
+        {
             tracing::warn!(%error, reason, "unable to record an Event");
         }
     }
@@ -327,14 +399,18 @@ impl Reconciler {
 /// The condition reason and message for a schedule that cannot be evaluated.
 fn schedule_problem(schedule: &str, error: &ScheduleError) -> (&'static str, String) {
     match error {
-        ScheduleError::UnknownTimeZone(_) => ("InvalidTimeZone", format!("Failed to load time zone: {error}")),
+        ScheduleError::UnknownTimeZone(_) => (
+            "InvalidTimeZone",
+            format!("Failed to load time zone: {error}"),
+        ),
         ScheduleError::Parse(_) => (
             "InvalidSchedule",
             format!("Failed to parse schedule: unparseable schedule {schedule:?}: {error}"),
         ),
-        ScheduleError::TooManyMissedRuns | ScheduleError::NoNextRun(_) => {
-            ("InvalidSchedule", format!("Failed to parse schedule: {error}"))
-        }
+        ScheduleError::TooManyMissedRuns | ScheduleError::NoNextRun(_) => (
+            "InvalidSchedule",
+            format!("Failed to parse schedule: {error}"),
+        ),
     }
 }
 
@@ -358,7 +434,15 @@ impl StatusWriter {
     }
 
     fn set(&mut self, type_: &str, status: Status, reason: &str, message: impl Into<String>) {
-        conditions::set(&mut self.status.conditions, type_, status, reason, message, self.generation, self.now);
+        conditions::set(
+            &mut self.status.conditions,
+            type_,
+            status,
+            reason,
+            message,
+            self.generation,
+            self.now,
+        );
     }
 
     /// Replaces the status (an update with the resourceVersion read: a conflict fails and
@@ -388,7 +472,8 @@ mod tests {
             schedule_problem("61 * * * *", &parse),
             (
                 "InvalidSchedule",
-                "Failed to parse schedule: unparseable schedule \"61 * * * *\": bad minute".to_owned()
+                "Failed to parse schedule: unparseable schedule \"61 * * * *\": bad minute"
+                    .to_owned()
             )
         );
         assert_eq!(
@@ -399,8 +484,14 @@ mod tests {
             )
         );
         assert_eq!(
-            schedule_problem("* * * * *", &ScheduleError::UnknownTimeZone("Mars/Olympus".into())),
-            ("InvalidTimeZone", "Failed to load time zone: unknown time zone \"Mars/Olympus\"".to_owned())
+            schedule_problem(
+                "* * * * *",
+                &ScheduleError::UnknownTimeZone("Mars/Olympus".into())
+            ),
+            (
+                "InvalidTimeZone",
+                "Failed to load time zone: unknown time zone \"Mars/Olympus\"".to_owned()
+            )
         );
     }
 }

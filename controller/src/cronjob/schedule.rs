@@ -287,7 +287,12 @@ mod tests {
         assert!(!is_past_deadline(runs.missed.unwrap(), None, now));
         // The run already started is not missed again, however late.
         let runs = schedule
-            .runs(Some(at("2026-11-30T10:15:00Z")), at("2026-11-30T10:01:00Z"), Some(60), now)
+            .runs(
+                Some(at("2026-11-30T10:15:00Z")),
+                at("2026-11-30T10:01:00Z"),
+                Some(60),
+                now,
+            )
             .unwrap();
         assert_eq!(runs.missed, None);
     }

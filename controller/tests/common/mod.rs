@@ -20,8 +20,6 @@ use kubebuilder_runtime::metrics::Metrics;
 use kubebuilder_runtime::{BindAddress, Manager, ManagerArgs, RunningManager, TestClock};
 use serde_json::{Value, json};
 
-pub use controller::cronjob::jobs::SCHEDULED_AT_ANNOTATION;
-
 /// How long anything the controller does may take to show.
 pub const TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -71,7 +69,10 @@ impl TestEnv {
 
     /// A manager with the CronJob controller reading this test's clock, not yet started.
     pub fn manager(&self, client: Client, args: ManagerArgs) -> Manager {
-        controller::cronjob::setup_with_manager(Manager::new(client, args), Arc::new(self.clock.clone()))
+        controller::cronjob::setup_with_manager(
+            Manager::new(client, args),
+            Arc::new(self.clock.clone()),
+        )
     }
 
     /// Creates a CronJob with a minimal valid spec, `spec` merged over it.
@@ -113,7 +114,11 @@ impl TestEnv {
     ) -> Job {
         let mut job = controller::cronjob::jobs::job_for_run(cronjob, scheduled);
         job.metadata.name = Some(name.to_owned());
-        let created = self.jobs().create(&PostParams::default(), &job).await.unwrap();
+        let created = self
+            .jobs()
+            .create(&PostParams::default(), &job)
+            .await
+            .unwrap();
         self.set_job_status(name, status).await;
         created
     }
@@ -181,12 +186,18 @@ impl TestEnv {
         reason: &str,
     ) -> CronJob {
         let cronjobs = self.cronjobs();
-        eventually(&format!("{name}: {type_}={status}/{reason}"), TIMEOUT, || async {
-            let cronjob = cronjobs.get(name).await.unwrap();
-            condition(&cronjob, type_)
-                .is_some_and(|condition| condition.status == status && condition.reason == reason)
-                .then_some(cronjob)
-        })
+        eventually(
+            &format!("{name}: {type_}={status}/{reason}"),
+            TIMEOUT,
+            || async {
+                let cronjob = cronjobs.get(name).await.unwrap();
+                condition(&cronjob, type_)
+                    .is_some_and(|condition| {
+                        condition.status == status && condition.reason == reason
+                    })
+                    .then_some(cronjob)
+            },
+        )
         .await
     }
 
@@ -243,13 +254,19 @@ impl Controller {
 
     /// Reconciles that failed so far.
     pub fn failed_reconciles(&self) -> u64 {
-        metric_sum(&self.metrics, "controller_runtime_reconcile_errors_total{controller=\"cronjob\"}")
+        metric_sum(
+            &self.metrics,
+            "controller_runtime_reconcile_errors_total{controller=\"cronjob\"}",
+        )
     }
 
     /// Waits until no reconcile is running.
     pub async fn wait_idle(&self) {
         eventually("the controller to be idle", TIMEOUT, || async {
-            (metric_sum(&self.metrics, "controller_runtime_active_workers{controller=\"cronjob\"}") == 0)
+            (metric_sum(
+                &self.metrics,
+                "controller_runtime_active_workers{controller=\"cronjob\"}",
+            ) == 0)
                 .then_some(())
         })
         .await;
@@ -263,21 +280,29 @@ impl Controller {
         self.wait_idle().await;
         let before = self.reconciles();
         nudge(&env.cronjobs(), name).await;
-        eventually(&format!("a reconcile of {name} at {now}"), TIMEOUT, || async {
-            (self.reconciles() > before).then_some(())
-        })
+        eventually(
+            &format!("a reconcile of {name} at {now}"),
+            TIMEOUT,
+            || async { (self.reconciles() > before).then_some(()) },
+        )
         .await;
         self.wait_idle().await;
     }
 
     pub async fn shutdown(self) {
-        self.running.shutdown().await.expect("the manager stops cleanly");
+        self.running
+            .shutdown()
+            .await
+            .expect("the manager stops cleanly");
     }
 }
 
 /// Reconciles finished so far by the cronjob controller of these metrics.
 pub fn reconciles(metrics: &Metrics) -> u64 {
-    metric_sum(metrics, "controller_runtime_reconcile_total{controller=\"cronjob\",")
+    metric_sum(
+        metrics,
+        "controller_runtime_reconcile_total{controller=\"cronjob\",",
+    )
 }
 
 /// The sum of the samples whose series starts with `prefix`.
@@ -293,7 +318,8 @@ fn metric_sum(metrics: &Metrics, prefix: &str) -> u64 {
 
 /// Touches the CronJob (an annotation): a watch event, hence a reconcile.
 pub async fn nudge(cronjobs: &Api<CronJob>, name: &str) {
-    let patch = json!({"metadata": {"annotations": {"test/nudged-at": Timestamp::now().to_string()}}});
+    let patch =
+        json!({"metadata": {"annotations": {"test/nudged-at": Timestamp::now().to_string()}}});
     cronjobs
         .patch(name, &PatchParams::default(), &Patch::Merge(patch))
         .await

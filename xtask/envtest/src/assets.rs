@@ -216,8 +216,13 @@ mod tests {
 
     #[test]
     fn a_missing_go_is_named_in_the_error() {
-        let err = check_go("/nonexistent/bin/go".into()).unwrap_err().to_string();
-        assert!(err.contains("Go is needed to build kube-apiserver and etcd"), "{err}");
+        let err = check_go("/nonexistent/bin/go".into())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("Go is needed to build kube-apiserver and etcd"),
+            "{err}"
+        );
         assert!(err.contains("/nonexistent/bin/go"), "{err}");
     }
 

@@ -1,6 +1,7 @@
 //! `cargo xtask bench …`: benchmarks that print their figures as a table and keep them
 //! under `target/bench/`. They measure; they never pass or fail on a figure.
 
+mod controller;
 mod webhook;
 
 use std::process::Command;
@@ -20,6 +21,9 @@ pub struct Args {
 
 #[derive(clap::Subcommand)]
 enum BenchCommand {
+    /// The CronJob controller: time to reconcile every CronJob once, reconciles per
+    /// second, schedule-to-Job delay (p50/p99) and the manager's RSS.
+    Controller(controller::Args),
     /// CronJob admission webhooks: requests per second and p50/p99 latency at
     /// concurrency 1 and 16.
     Webhook(webhook::Args),
@@ -30,6 +34,7 @@ pub fn run(args: Args) -> Result<()> {
         return rerun_in_release();
     }
     match args.command {
+        BenchCommand::Controller(command) => controller::run(command, !args.debug),
         BenchCommand::Webhook(args) => webhook::run(args),
     }
 }

@@ -1,0 +1,332 @@
+//! `cargo xtask run`: the manager on this machine against a cluster (kubebuilder's
+//! `make run`), or against a local control plane when no cluster is configured.
+//!
+//! The manager runs as what it is in production, the `controller` binary, built here and
+//! started as a child process in the foreground (its logs are the output). With a
+//! kubeconfig (`KUBECONFIG` or `~/.kube/config`) it talks to that cluster, whose apiserver
+//! cannot call back into this machine: the webhooks are off (`ENABLE_WEBHOOKS=false`
+//! unless set). Without one, a local control plane is started, the manager serves the
+//! webhooks on loopback and registers them with it (`--register-webhooks-on-loopback`).
+//! Either way the CRDs are installed, the manager is started and, once ready, the samples
+//! are applied (so they pass through the webhooks). Ctrl-C stops the manager gracefully,
+//! then the control plane.
+
+use std::ffi::OsString;
+use std::net::{SocketAddr, TcpListener};
+use std::os::unix::process::CommandExt as _;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use kubebuilder_envtest::{ControlPlane, assets};
+use kubebuilder_runtime::client::HttpClient;
+
+use crate::cluster::{self, DeployArgs};
+
+/// How long the manager may take to become ready (caches synced).
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Flags for the manager, after `--` (e.g. `-- --metrics-bind-address=:8080`); see
+    /// `cargo run -p controller -- --help`.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    manager_args: Vec<String>,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let binary = build_manager(false)?;
+    let local_plane = if cluster_configured() {
+        println!("xtask: using the cluster of the current kubeconfig");
+        None
+    } else {
+        println!("xtask: no kubeconfig: starting a local control plane");
+        assets::install()?;
+        let plane = ControlPlane::start()?;
+        // SAFETY: the control plane's threads only start processes, through std, which
+        // serialises them with environment changes; nothing else runs yet.
+        unsafe { std::env::set_var("KUBECONFIG", plane.kubeconfig_path()) };
+        println!(
+            "xtask: control plane at {} (KUBECONFIG={})",
+            plane.url(),
+            plane.kubeconfig_path().display()
+        );
+        Some(plane)
+    };
+
+    println!("xtask: installing the CRDs (config/crd)");
+    cluster::install()?;
+
+    let mut flags = ManagerFlags::new(args.manager_args);
+    let probe_addr = flags.local_address("--health-probe-bind-address")?;
+    flags.local_address("--webhook-port")?;
+    let mut command = Command::new(&binary);
+    if local_plane.is_some() {
+        flags.push("--register-webhooks-on-loopback");
+    } else if std::env::var_os("ENABLE_WEBHOOKS").is_none() {
+        println!(
+            "xtask: webhooks off (ENABLE_WEBHOOKS=false): a remote apiserver cannot call this machine"
+        );
+        command.env("ENABLE_WEBHOOKS", "false");
+    }
+    command.args(&flags.args);
+    println!(
+        "xtask: starting the manager: {} {}",
+        binary.display(),
+        flags.args.join(" ")
+    );
+    let mut manager = spawn_manager(command)?;
+
+    let runtime = tokio::runtime::Runtime::new()?;
+    runtime.block_on(wait_ready(probe_addr, &mut manager))?;
+    println!("xtask: the manager is ready; applying the samples (config/samples)");
+    cluster::deploy(DeployArgs {
+        image: None,
+        dir: "config/samples".into(),
+    })?;
+    println!(
+        "xtask: the sample CronJob runs every minute: Jobs appear as the manager logs them. Ctrl-C stops everything."
+    );
+
+    let status = runtime.block_on(run_until_interrupted(&mut manager))?;
+    drop(local_plane);
+    if !status.success() {
+        bail!("the manager exited with {status}");
+    }
+    println!("xtask: stopped");
+    Ok(())
+}
+
+/// Whether a cluster is configured: `KUBECONFIG`, `~/.kube/config`, or running in a pod.
+fn cluster_configured() -> bool {
+    let set = |name| std::env::var_os(name).is_some_and(|value| !value.is_empty());
+    set("KUBECONFIG") || set("KUBERNETES_SERVICE_HOST") || kube::config::Kubeconfig::read().is_ok()
+}
+
+/// Builds the `controller` binary (`release` or debug) and returns its path.
+pub fn build_manager(release: bool) -> Result<PathBuf> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    let mut command = Command::new(cargo);
+    command
+        .current_dir(crate::workspace_root())
+        .args(["build", "--package", "controller", "--bin", "controller"])
+        .args(["--message-format", "json-render-diagnostics"])
+        .stderr(Stdio::inherit());
+    if release {
+        command.arg("--release");
+    }
+    let output = command.output().context("running cargo build")?;
+    if !output.status.success() {
+        bail!("building the controller binary failed ({})", output.status);
+    }
+    built_executable(&String::from_utf8_lossy(&output.stdout), "controller")
+        .context("cargo build did not report the controller executable")
+}
+
+/// The executable of target `name` in cargo's JSON messages.
+fn built_executable(messages: &str, name: &str) -> Option<PathBuf> {
+    messages
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|message| {
+            message["reason"] == "compiler-artifact" && message["target"]["name"] == name
+        })
+        .find_map(|message| message["executable"].as_str().map(PathBuf::from))
+}
+
+/// Starts the manager in a process group of its own (a Ctrl-C reaches `xtask`, which
+/// stops the manager first and the control plane after), told to stop when `xtask` dies.
+pub fn spawn_manager(mut command: Command) -> Result<Child> {
+    command.process_group(0);
+    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec. This
+    // thread (the main one) lives as long as the manager is wanted.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    command.spawn().context("starting the manager")
+}
+
+/// Waits until the manager's `/readyz` passes (caches synced), failing if it exits first.
+pub async fn wait_ready(probe_addr: SocketAddr, manager: &mut Child) -> Result<()> {
+    let probes = HttpClient::plain(probe_addr);
+    let deadline = Instant::now() + READY_TIMEOUT;
+    loop {
+        if let Some(status) = manager.try_wait()? {
+            bail!("the manager exited before becoming ready ({status})");
+        }
+        if let Ok(reply) = probes.get("/readyz", None).await
+            && reply.status.is_success()
+        {
+            return Ok(());
+        }
+        if Instant::now() > deadline {
+            bail!("the manager is not ready after {READY_TIMEOUT:?} ({probe_addr}/readyz)");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Runs until the manager exits or Ctrl-C / SIGTERM arrives; then asks the manager to stop
+/// (SIGTERM: it finishes its reconciles, releases its lease, removes its webhook
+/// registration) and waits for it.
+async fn run_until_interrupted(manager: &mut Child) -> Result<ExitStatus> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut poll = tokio::time::interval(Duration::from_millis(200));
+    loop {
+        tokio::select! {
+            _ = interrupt.recv() => break,
+            _ = terminate.recv() => break,
+            _ = poll.tick() => {
+                if let Some(status) = manager.try_wait()? {
+                    return Ok(status);
+                }
+            }
+        }
+    }
+    println!("\nxtask: stopping the manager");
+    stop_manager(manager).await
+}
+
+/// SIGTERM, then waits for the manager to exit.
+pub async fn stop_manager(manager: &mut Child) -> Result<ExitStatus> {
+    let pid = libc::pid_t::try_from(manager.id()).context("the manager's process id")?;
+    // SAFETY: signalling our own child, which has not been reaped (try_wait saw it run).
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    loop {
+        if let Some(status) = manager.try_wait()? {
+            return Ok(status);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The manager's command line: the user's flags, plus local addresses for the flags the
+/// user left to `xtask`.
+struct ManagerFlags {
+    args: Vec<String>,
+}
+
+impl ManagerFlags {
+    fn new(args: Vec<String>) -> Self {
+        Self { args }
+    }
+
+    fn push(&mut self, flag: &str) {
+        self.args.push(flag.to_owned());
+    }
+
+    /// The loopback address `flag` (`--health-probe-bind-address` style `host:port`, or
+    /// `--webhook-port` style port) gives, or a free port on loopback added to the flags
+    /// when the user did not give it.
+    fn local_address(&mut self, flag: &str) -> Result<SocketAddr> {
+        if let Some(value) = flag_value(&self.args, flag) {
+            let port = value
+                .rsplit(':')
+                .next()
+                .and_then(|port| port.parse::<u16>().ok())
+                .with_context(|| format!("{flag}={value} has no port"))?;
+            return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
+        }
+        let port = free_port()?;
+        if flag == "--webhook-port" {
+            self.args.push(format!("{flag}={port}"));
+        } else {
+            self.args.push(format!("{flag}=127.0.0.1:{port}"));
+        }
+        Ok(SocketAddr::from(([127, 0, 0, 1], port)))
+    }
+}
+
+/// The value of `flag` in `--flag=value` or `--flag value` form.
+fn flag_value(args: &[String], flag: &str) -> Option<String> {
+    args.iter().enumerate().find_map(|(index, arg)| {
+        if let Some(value) = arg
+            .strip_prefix(flag)
+            .and_then(|rest| rest.strip_prefix('='))
+        {
+            Some(value.to_owned())
+        } else if arg == flag {
+            args.get(index + 1).cloned()
+        } else {
+            None
+        }
+    })
+}
+
+/// A loopback port free at the time of asking.
+pub fn free_port() -> Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(args: &[&str]) -> Vec<String> {
+        args.iter().map(|arg| (*arg).to_owned()).collect()
+    }
+
+    #[test]
+    fn flags_are_found_in_both_forms() {
+        let args = strings(&[
+            "--leader-elect",
+            "--health-probe-bind-address=:9000",
+            "--webhook-port",
+            "9444",
+        ]);
+        assert_eq!(
+            flag_value(&args, "--health-probe-bind-address").as_deref(),
+            Some(":9000")
+        );
+        assert_eq!(flag_value(&args, "--webhook-port").as_deref(), Some("9444"));
+        assert_eq!(flag_value(&args, "--metrics-bind-address"), None);
+        // A longer flag with the same prefix is another flag.
+        assert_eq!(
+            flag_value(&strings(&["--webhook-port-x=1"]), "--webhook-port"),
+            None
+        );
+    }
+
+    #[test]
+    fn user_addresses_are_kept_and_missing_ones_added() {
+        let mut flags = ManagerFlags::new(strings(&["--health-probe-bind-address=:9000"]));
+        assert_eq!(
+            flags.local_address("--health-probe-bind-address").unwrap(),
+            "127.0.0.1:9000".parse().unwrap()
+        );
+        let webhook = flags.local_address("--webhook-port").unwrap();
+        assert_eq!(
+            flags.args,
+            strings(&[
+                "--health-probe-bind-address=:9000",
+                &format!("--webhook-port={}", webhook.port())
+            ])
+        );
+        let mut bad = ManagerFlags::new(strings(&["--webhook-port=none"]));
+        assert!(bad.local_address("--webhook-port").is_err());
+    }
+
+    #[test]
+    fn the_executable_comes_from_the_compiler_artifact_message() {
+        let messages = [
+            r#"{"reason":"compiler-artifact","target":{"name":"api"},"executable":null}"#,
+            r#"{"reason":"compiler-artifact","target":{"name":"controller"},"executable":null}"#,
+            r#"{"reason":"compiler-artifact","target":{"name":"controller"},"executable":"/t/debug/controller"}"#,
+            r#"{"reason":"build-finished","success":true}"#,
+        ]
+        .join("\n");
+        assert_eq!(
+            built_executable(&messages, "controller"),
+            Some(PathBuf::from("/t/debug/controller"))
+        );
+        assert_eq!(built_executable(&messages, "xtask"), None);
+    }
+}
