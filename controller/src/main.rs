@@ -1,26 +1,27 @@
-//! The manager of the CronJob operator (kubebuilder's `cmd/main.go`): the CronJob
-//! controller and webhooks on a manager with leader election, probes and metrics.
+//! The manager of the project operator (kubebuilder's `cmd/main.go`): the
+//! controllers and admission webhooks of its kinds on a manager with leader election,
+//! probes and metrics. `cargo xtask create api` and `cargo xtask create webhook` register
+//! new ones at the `+kubebuilder:scaffold` markers.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
 use clap::{ArgAction, Parser};
-use controller::cronjob;
 use kubebuilder_runtime::certs::write_loopback_serving_certificate;
 use kubebuilder_runtime::webhook::LoopbackRegistration;
-use kubebuilder_runtime::{Manager, ManagerArgs, SystemClock};
+use kubebuilder_runtime::{Manager, ManagerArgs};
 
-/// The leader-election Lease name of kubebuilder's tutorial project.
+/// The leader-election Lease name, as kubebuilder derives it: a hash of the project
+/// (`<domain>/<project name>`), then the domain.
 const LEADER_ELECTION_ID: &str = "80807133.tutorial.kubebuilder.io";
 
 /// The name of the webhook configurations registered by `--register-webhooks-on-loopback`.
-const LOOPBACK_WEBHOOKS_NAME: &str = "cronjob-controller-loopback";
+const LOOPBACK_WEBHOOKS_NAME: &str = "project-loopback-webhooks";
 
 #[derive(Parser)]
 #[command(
     name = "controller",
-    about = "The CronJob operator: reconciles CronJobs into Jobs and serves their admission webhooks"
+    about = "The project operator: runs its controllers and serves its admission webhooks"
 )]
 struct Cli {
     #[command(flatten)]
@@ -54,10 +55,14 @@ async fn main() -> Result<()> {
     let client = kube::Client::try_default()
         .await
         .context("no cluster configured: set KUBECONFIG, write ~/.kube/config or run in a pod")?;
-    let mut manager = Manager::new(client, cli.manager)
-        .leader_election_id(LEADER_ELECTION_ID)
-        .webhooks(cronjob::webhook::webhooks());
-    manager = cronjob::setup_with_manager(manager, Arc::new(SystemClock));
+    let mut manager = Manager::new(client, cli.manager).leader_election_id(LEADER_ELECTION_ID);
+    manager = controller::cronjob::setup_with_manager(
+        manager,
+        std::sync::Arc::new(kubebuilder_runtime::SystemClock),
+    );
+    // +kubebuilder:scaffold:controllers
+    manager = manager.webhooks(controller::cronjob::webhook::webhooks());
+    // +kubebuilder:scaffold:webhooks
     if let Some(certificates) = &loopback {
         manager = manager.register_webhooks_on_loopback(LoopbackRegistration::new(
             LOOPBACK_WEBHOOKS_NAME,
@@ -78,7 +83,7 @@ struct LoopbackCertificates {
 impl LoopbackCertificates {
     fn generate(cert_name: &str, key_name: &str) -> Result<Self> {
         let dir =
-            std::env::temp_dir().join(format!("cronjob-webhook-certs-{}", std::process::id()));
+            std::env::temp_dir().join(format!("project-webhook-certs-{}", std::process::id()));
         let ca_pem =
             write_loopback_serving_certificate(&dir, cert_name, key_name).with_context(|| {
                 format!(

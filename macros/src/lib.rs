@@ -5,7 +5,6 @@ mod docs;
 mod item;
 mod k8s_values;
 mod markers;
-mod plural;
 mod rbac;
 mod resource;
 mod types;

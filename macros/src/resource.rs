@@ -2,6 +2,7 @@
 //! (see `item.rs`), the root object `Kind { metadata, spec, status }` with its kube
 //! `Resource` impl and list type, and the CRD version registered for `cargo xtask manifests`.
 
+use kubebuilder_plural::plural;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::{Ident, Item, LitStr};
@@ -9,7 +10,6 @@ use syn::{Ident, Item, LitStr};
 use crate::args::{self, Arg, Errors, Once};
 use crate::item;
 use crate::markers::{self, Markers, Target};
-use crate::plural::plural;
 
 /// The resource-level arguments.
 #[derive(Default)]

@@ -17,7 +17,7 @@ use std::process::Command;
 use anyhow::{Context, Result, bail, ensure};
 use serde_json::{Map, Value};
 
-use crate::tools;
+use kubebuilder_cli::tools;
 
 /// Where a table entry points to another entry.
 const REF: &str = "$ref";
@@ -30,7 +30,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let root = crate::workspace_root();
+    let root = kubebuilder_cli::workspace_root();
     let table_path = root.join("macros/kubebuilder/src/schema/k8s_schemas.json");
     let fresh = render(&compact(generate(&root.join("xtask/k8s-schemas"))?));
     if args.check {

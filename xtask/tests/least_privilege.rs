@@ -230,7 +230,7 @@ async fn the_generated_role_allows_the_controllers_calls_and_nothing_else() {
     );
     let fetched_job = allowed(jobs.get("nightly-1767225600").await, "get jobs");
     allowed(all_jobs.list(&ListParams::default()).await, "list jobs");
-    allowed(
+    let _events = allowed(
         all_jobs
             .watch(&WatchParams::default().timeout(1), "0")
             .await,

@@ -3,3 +3,4 @@
 mod cronjob_types;
 
 pub use cronjob_types::{ConcurrencyPolicy, CronJob, CronJobList, CronJobSpec, CronJobStatus};
+// +kubebuilder:scaffold:kinds

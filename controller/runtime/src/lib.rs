@@ -8,12 +8,14 @@
 //!   reconcile metrics and readiness.
 //! - [`webhook`]: typed defaulting and validating webhooks.
 //! - [`Clock`]: "now" as reconcilers see it, settable in tests.
+//! - [`conditions`]: status conditions set as apimachinery's `meta.SetStatusCondition`.
 
 pub mod backoff;
 pub mod bench;
 pub mod certs;
 pub mod client;
 pub mod clock;
+pub mod conditions;
 mod controller;
 mod http;
 mod leader;

@@ -168,10 +168,15 @@ impl Manager {
         self
     }
 
-    /// The admission webhooks to serve on `--webhook-port` (unless `ENABLE_WEBHOOKS=false`).
+    /// Adds admission webhooks to serve on `--webhook-port` (unless `ENABLE_WEBHOOKS=false`):
+    /// each kind's webhooks come with a call of their own, as kubebuilder's main registers
+    /// each kind's webhooks with the manager.
+    ///
+    /// # Panics
+    /// When two webhooks share a path.
     #[must_use]
     pub fn webhooks(mut self, webhooks: Webhooks) -> Self {
-        self.webhooks = webhooks;
+        self.webhooks = std::mem::take(&mut self.webhooks).merge(webhooks);
         self
     }
 

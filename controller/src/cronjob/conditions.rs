@@ -4,6 +4,8 @@
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 
+pub use kubebuilder_runtime::conditions::find;
+
 /// The CronJob runs its schedule.
 pub const AVAILABLE: &str = "Available";
 /// The CronJob has work under way.
@@ -41,38 +43,20 @@ pub fn set(
     observed_generation: Option<i64>,
     now: Timestamp,
 ) {
-    let status = status.as_str();
     // Condition times are whole seconds on the wire: keep them so, and comparisons with
     // what the apiserver returns hold.
     let transition = Time(Timestamp::from_second(now.as_second()).expect("a valid timestamp"));
-    let message = message.into();
-    match conditions
-        .iter_mut()
-        .find(|condition| condition.type_ == type_)
-    {
-        Some(existing) => {
-            if existing.status != status {
-                existing.status = status.to_owned();
-                existing.last_transition_time = transition;
-            }
-            existing.reason = reason.to_owned();
-            existing.message = message;
-            existing.observed_generation = observed_generation;
-        }
-        None => conditions.push(Condition {
+    kubebuilder_runtime::conditions::set(
+        conditions,
+        Condition {
             type_: type_.to_owned(),
-            status: status.to_owned(),
+            status: status.as_str().to_owned(),
             reason: reason.to_owned(),
-            message,
+            message: message.into(),
             observed_generation,
             last_transition_time: transition,
-        }),
-    }
-}
-
-/// The condition of type `type_`, if set.
-pub fn find<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Condition> {
-    conditions.iter().find(|condition| condition.type_ == type_)
+        },
+    );
 }
 
 /// What the Jobs of a CronJob say about it (step 6 of the reconcile).

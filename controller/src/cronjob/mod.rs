@@ -9,6 +9,7 @@ pub mod jobs;
 pub mod reconciler;
 pub mod schedule;
 pub mod webhook;
+// +kubebuilder:scaffold:submodules
 
 use std::sync::Arc;
 

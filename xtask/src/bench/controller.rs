@@ -30,7 +30,7 @@ use kubebuilder_envtest::{ControlPlane, assets};
 use kubebuilder_runtime::client::HttpClient;
 use serde_json::json;
 
-use crate::run::{build_manager, free_port, spawn_manager, stop_manager, wait_ready};
+use kubebuilder_cli::run::{build_manager, free_port, spawn_manager, stop_manager, wait_ready};
 
 /// The annotation the controller puts the scheduled time in.
 const SCHEDULED_AT: &str = "batch.tutorial.kubebuilder.io/scheduled-at";
@@ -61,7 +61,7 @@ struct Figures {
 
 pub fn run(args: Args, release: bool) -> Result<()> {
     ensure!(args.cronjobs > 0, "--cronjobs must be at least 1");
-    let binary = build_manager(release)?;
+    let binary = build_manager(&kubebuilder_cli::workspace_root(), release)?;
     assets::install()?;
     let plane = ControlPlane::start()?;
     let runtime = tokio::runtime::Runtime::new()?;

@@ -4,8 +4,6 @@
 mod controller;
 mod webhook;
 
-use std::process::Command;
-
 use anyhow::{Context, Result, bail};
 
 #[derive(clap::Args)]
@@ -43,9 +41,8 @@ pub fn run(args: Args) -> Result<()> {
 /// say little about the binary that gets deployed.
 fn rerun_in_release() -> Result<()> {
     eprintln!("xtask: benchmarks run in release mode (pass --debug to measure this debug build)");
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
-        .current_dir(crate::workspace_root())
+    let status = kubebuilder_cli::cargo()
+        .current_dir(kubebuilder_cli::workspace_root())
         .args(["run", "--release", "--package", "xtask", "--"])
         .args(std::env::args_os().skip(1))
         .status()
@@ -58,5 +55,5 @@ fn rerun_in_release() -> Result<()> {
 
 /// Where benchmarks keep their figures.
 fn output_dir() -> std::path::PathBuf {
-    crate::workspace_root().join("target/bench")
+    kubebuilder_cli::workspace_root().join("target/bench")
 }

@@ -103,7 +103,7 @@ async fn measure(plane: &ControlPlane, requests: usize) -> Result<Vec<Measuremen
 }
 
 fn sample_cronjob() -> Result<Value> {
-    let path = crate::workspace_root().join(SAMPLE);
+    let path = kubebuilder_cli::workspace_root().join(SAMPLE);
     let text =
         std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
     serde_saphyr::from_str(&text).with_context(|| format!("{SAMPLE}: invalid YAML"))

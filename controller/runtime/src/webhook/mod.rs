@@ -188,12 +188,32 @@ impl Webhooks {
         self
     }
 
-    fn route(mut self, path: &str, handler: impl Admit + 'static) -> Self {
+    /// Adds every webhook of `other` (another kind's, say), declarations included.
+    ///
+    /// # Panics
+    /// When one of its paths is taken.
+    #[must_use]
+    pub fn merge(self, other: Webhooks) -> Self {
+        let mut merged = other
+            .routes
+            .into_iter()
+            .fold(self, |webhooks, (path, handler)| {
+                webhooks.insert(path, handler)
+            });
+        merged.declared.extend(other.declared);
+        merged
+    }
+
+    fn route(self, path: &str, handler: impl Admit + 'static) -> Self {
         assert!(
             path.starts_with('/'),
             "webhook path {path:?} must start with '/'"
         );
-        let previous = self.routes.insert(path.to_owned(), Arc::new(handler));
+        self.insert(path.to_owned(), Arc::new(handler))
+    }
+
+    fn insert(mut self, path: String, handler: Arc<dyn Admit>) -> Self {
+        let previous = self.routes.insert(path.clone(), handler);
         assert!(previous.is_none(), "two webhooks registered at {path}");
         self
     }
@@ -717,6 +737,30 @@ mod tests {
         let _ = Webhooks::new()
             .defaulter(ModeDefaulter)
             .defaulter_at("/mutate-v1-configmap", ExternalDefaulter);
+    }
+
+    #[test]
+    fn merging_keeps_the_routes_and_declarations_of_both() {
+        let webhooks = Webhooks::new()
+            .defaulter(ModeDefaulter)
+            .merge(Webhooks::new().validator_at("/validate-v1-configmap", ModeValidator));
+        assert_eq!(
+            webhooks
+                .routes
+                .keys()
+                .map(String::as_str)
+                .collect::<Vec<_>>(),
+            ["/mutate-v1-configmap", "/validate-v1-configmap"]
+        );
+        assert_eq!(webhooks.declarations(), [ModeDefaulter::WEBHOOK]);
+    }
+
+    #[test]
+    #[should_panic(expected = "two webhooks registered at /mutate-v1-configmap")]
+    fn merged_paths_are_unique() {
+        let _ = Webhooks::new()
+            .defaulter(ModeDefaulter)
+            .merge(Webhooks::new().defaulter_at("/mutate-v1-configmap", ExternalDefaulter));
     }
 
     #[test]

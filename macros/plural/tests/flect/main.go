@@ -2,7 +2,7 @@
 // per line), one per line in the same order: strings.ToLower(flect.Pluralize(kind)), exactly
 // what controller-gen v0.21.0 (sigs.k8s.io/controller-tools pkg/crd) computes.
 //
-// It is the peer of macros/tests/plural.rs, which compares it with our Rust port.
+// It is the peer of the tests in macros/plural/src/lib.rs, which compare it with our Rust port.
 package main
 
 import (

@@ -1,5 +1,6 @@
 //! `cargo xtask test`: provisions everything the tests need, then runs every test of the
-//! workspace against a real control plane.
+//! workspace against a real control plane: fmt, clippy, `manifests --check`, the tests, the
+//! doc tests, and last the slow tests (`#[ignore]`d ones).
 
 use std::process::Command;
 
@@ -27,13 +28,13 @@ pub fn run(args: Args) -> Result<()> {
     let root = crate::workspace_root();
     step(
         "cargo fmt --check",
-        Command::new("cargo")
+        crate::cargo()
             .current_dir(&root)
             .args(["fmt", "--all", "--check"]),
     )?;
     step(
         "cargo clippy",
-        Command::new("cargo").current_dir(&root).args([
+        crate::cargo().current_dir(&root).args([
             "clippy",
             "--workspace",
             "--all-targets",
@@ -50,19 +51,39 @@ pub fn run(args: Args) -> Result<()> {
         max_desc_len: None,
     })?;
 
-    let mut test = Command::new("cargo");
-    test.current_dir(&root)
-        .args(["test", "--workspace", "--all-targets"])
-        .args(&args.cargo_args)
-        .env(assets::ASSETS_ENV, &assets)
-        .env(tools::CONTROLLER_GEN.env, &controller_gen)
-        .env(tools::KUSTOMIZE.env, &kustomize);
-    step("cargo test --workspace", &mut test)?;
+    let cargo_test = |cargo_args: &[String]| {
+        let mut test = crate::cargo();
+        test.current_dir(&root)
+            .args(["test", "--workspace", "--all-targets"])
+            .args(cargo_args)
+            .env(assets::ASSETS_ENV, &assets)
+            .env(tools::CONTROLLER_GEN.env, &controller_gen)
+            .env(tools::KUSTOMIZE.env, &kustomize);
+        test
+    };
+    step("cargo test --workspace", &mut cargo_test(&args.cargo_args))?;
 
-    let mut doc = Command::new("cargo");
+    let mut doc = crate::cargo();
     doc.current_dir(&root)
         .args(["test", "--workspace", "--doc"]);
-    step("cargo test --doc", &mut doc)
+    step("cargo test --doc", &mut doc)?;
+
+    // Slow tests (building a copy of the workspace, say) are `#[ignore]`d, so that a plain
+    // `cargo test` stays quick; they run here, last: they may rebuild shared artifacts.
+    step(
+        "cargo test --workspace -- --ignored (the slow tests)",
+        &mut cargo_test(&ignored_only(&args.cargo_args)),
+    )
+}
+
+/// `cargo_args` with `--ignored` passed to the test binaries.
+fn ignored_only(cargo_args: &[String]) -> Vec<String> {
+    let mut args = cargo_args.to_vec();
+    if !args.iter().any(|arg| arg == "--") {
+        args.push("--".to_owned());
+    }
+    args.push("--ignored".to_owned());
+    args
 }
 
 /// Starts and stops one control plane, so every run shows how fast the cached binaries start.
@@ -85,4 +106,19 @@ fn step(name: &str, command: &mut Command) -> Result<()> {
         bail!("{name} failed ({status})");
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ignored_tests_take_the_same_filters() {
+        let strings = |args: &[&str]| args.iter().map(|arg| (*arg).to_owned()).collect::<Vec<_>>();
+        assert_eq!(ignored_only(&[]), strings(&["--", "--ignored"]));
+        assert_eq!(
+            ignored_only(&strings(&["-p", "api", "--", "crd"])),
+            strings(&["-p", "api", "--", "crd", "--ignored"])
+        );
+    }
 }

@@ -14,12 +14,15 @@
 //! 2. "already plural": the whole name or its last word (lower-cased) is a plural the
 //!    dictionary knows;
 //! 3. the last word (lower-cased) in the dictionary;
-//! 4. suffix rules on the last word, case-sensitive ([`suffix_rules`]);
+//! 4. suffix rules on the last word, case-sensitive (`suffix_rules`);
 //! 5. a last word ending in `s` stays, anything else gets `s` appended.
 //!
 //! flect also extends its tables from `inflections.json` and `acronyms.json` in the directory
 //! controller-gen runs in (or the files `INFLECT_PATH` / `ACRONYMS_PATH` name); such
 //! per-project additions are not reproduced: use `resource(path = ...)` instead.
+//!
+//! A crate of its own so that the macros (the CRD's names) and `cargo xtask create api` (the
+//! reconciler's RBAC rules) derive the same plural from one implementation.
 
 /// The default plural of `kind`: `CronJob` → `cronjobs`, `Policy` → `policies`, `Gizmo` →
 /// `gizmoes`, `FancyPerson` → `fancypeople`, `Sheep` → `sheep`.
@@ -580,9 +583,9 @@ mod tests {
         MyID UserID IDs APIKey OAuthClient DNS Dns MyDns MyIPs TLS HTTPSProxy URL WiFi My_Policy \
         my-person Person2 V1Policy Sheep3 Movies Statuses Policies";
 
-    /// The Go peer: `tests/plural` prints `strings.ToLower(flect.Pluralize(word))` per line.
+    /// The Go peer: `tests/flect` prints `strings.ToLower(flect.Pluralize(word))` per line.
     fn peer() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/plural")
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/flect")
     }
 
     /// `go` in the peer module, with flect's own tables only: the variables that would make

@@ -1,19 +1,18 @@
 //! Differential tests of the kustomize subset against kustomize itself (`$KUSTOMIZE`, which
-//! `cargo xtask test` installs): `cargo xtask build-installer` must render every
-//! kustomization of `config/` (and the fixtures in `tests/kustomize/`, which use what
-//! `config/` does not) into the same set of objects as `kustomize build`.
+//! `cargo xtask test` installs): what `cargo xtask build-installer` writes must hold the same
+//! set of objects as `kustomize build`, for every kustomization of this repository's
+//! `config/` and the fixtures in `tests/kustomize/` (which use what `config/` does not).
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use kubebuilder_cli::kustomize::{self, Overrides};
 use serde_json::Value;
 
+/// This repository's root (this crate is `xtask/cli`).
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_owned()
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn kustomize() -> PathBuf {
@@ -62,17 +61,10 @@ fn run(command: &mut Command) -> String {
     String::from_utf8(output.stdout).unwrap()
 }
 
-/// `cargo xtask build-installer` for `dir`, read back.
-fn ours(dir: &Path, extra: &[&str]) -> String {
-    let out = tempfile::tempdir().unwrap();
-    let file = out.path().join("install.yaml");
-    run(Command::new(env!("CARGO_BIN_EXE_xtask"))
-        .args(["build-installer", "--dir"])
-        .arg(dir)
-        .arg("--output")
-        .arg(&file)
-        .args(extra));
-    std::fs::read_to_string(file).unwrap()
+/// What `cargo xtask build-installer [--image <image>]` writes for `dir`.
+fn ours(dir: &Path, image: Option<&str>) -> String {
+    let objects = kustomize::build(dir, &Overrides::manager_image(image)).unwrap();
+    kubebuilder::yaml::to_documents(&objects)
 }
 
 fn theirs(dir: &Path) -> String {
@@ -99,7 +91,7 @@ fn every_kustomization_of_config_renders_as_kustomize_renders_it() {
         if !dir.join("kustomization.yaml").is_file() {
             continue;
         }
-        assert_same_objects(&dir, &ours(&dir, &[]), &theirs(&dir));
+        assert_same_objects(&dir, &ours(&dir, None), &theirs(&dir));
         checked += 1;
     }
     // default, crd, rbac, manager, webhook, certmanager, prometheus, network-policy, samples
@@ -109,7 +101,7 @@ fn every_kustomization_of_config_renders_as_kustomize_renders_it() {
 #[test]
 fn dist_install_yaml_holds_what_kustomize_builds_from_config_default() {
     let dir = workspace().join("config/default");
-    let ours = ours(&dir, &[]);
+    let ours = ours(&dir, None);
     assert_same_objects(&dir, &ours, &theirs(&dir));
     assert!(
         ours.starts_with("---\napiVersion: v1\nkind: Namespace\n"),
@@ -123,7 +115,7 @@ fn the_fixtures_render_as_kustomize_renders_them() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/kustomize")
             .join(fixture);
-        assert_same_objects(&dir, &ours(&dir, &[]), &theirs(&dir));
+        assert_same_objects(&dir, &ours(&dir, None), &theirs(&dir));
     }
 }
 
@@ -137,7 +129,7 @@ fn image_sets_the_manager_image_as_kustomize_edit_set_image_does() {
         .current_dir(copy.path().join("manager"))
         .args(["edit", "set", "image", &format!("controller={image}")]));
     let dir = workspace().join("config/default");
-    let ours = ours(&dir, &["--image", image]);
+    let ours = ours(&dir, Some(image));
     assert_same_objects(&dir, &ours, &theirs(&copy.path().join("default")));
     assert!(ours.contains(&format!("image: {image}")));
 }

@@ -11,10 +11,9 @@
 //! are applied (so they pass through the webhooks). Ctrl-C stops the manager gracefully,
 //! then the control plane.
 
-use std::ffi::OsString;
 use std::net::{SocketAddr, TcpListener};
 use std::os::unix::process::CommandExt as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -36,7 +35,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let binary = build_manager(false)?;
+    let binary = build_manager(&crate::workspace_root(), false)?;
     let local_plane = if cluster_configured() {
         println!("xtask: using the cluster of the current kubeconfig");
         None
@@ -86,7 +85,7 @@ pub fn run(args: Args) -> Result<()> {
         dir: "config/samples".into(),
     })?;
     println!(
-        "xtask: the sample CronJob runs every minute: Jobs appear as the manager logs them. Ctrl-C stops everything."
+        "xtask: the samples are applied; the manager logs what it does with them. Ctrl-C stops everything."
     );
 
     let status = runtime.block_on(run_until_interrupted(&mut manager))?;
@@ -104,12 +103,12 @@ fn cluster_configured() -> bool {
     set("KUBECONFIG") || set("KUBERNETES_SERVICE_HOST") || kube::config::Kubeconfig::read().is_ok()
 }
 
-/// Builds the `controller` binary (`release` or debug) and returns its path.
-pub fn build_manager(release: bool) -> Result<PathBuf> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
-    let mut command = Command::new(cargo);
+/// Builds the `controller` binary of the workspace at `root` (`release` or debug) and
+/// returns its path.
+pub fn build_manager(root: &Path, release: bool) -> Result<PathBuf> {
+    let mut command = crate::cargo();
     command
-        .current_dir(crate::workspace_root())
+        .current_dir(root)
         .args(["build", "--package", "controller", "--bin", "controller"])
         .args(["--message-format", "json-render-diagnostics"])
         .stderr(Stdio::inherit());

@@ -1,6 +1,6 @@
 //! `cargo xtask manifests [--check]`: what `make manifests` (controller-gen `rbac crd
 //! webhook`) writes, from the declarations the attributes registered in the crates linked
-//! into xtask (`api` and `controller`; see `main.rs`):
+//! into the project's xtask binary (its `api` and `controller`):
 //!
 //! - `config/crd/bases/<group>_<plural>.yaml`, one CRD per kind;
 //! - `config/rbac/role.yaml`, ClusterRole `manager-role` (and Roles for namespaced rules);
@@ -11,13 +11,18 @@
 //! only a missing entry for a new kind is added (as `kubebuilder create api` does), the
 //! rest of the file is left alone. `--check` writes nothing and fails listing every file
 //! that would change, so CI catches manifests that are out of date.
+//!
+//! Unlike controller-gen, a project without RBAC rules or webhooks still gets `role.yaml`
+//! (an empty `manager-role`) and `manifests.yaml` (no configuration): `config/rbac` and
+//! `config/webhook` list them, and a new project must deploy before it declares any.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use k8s_openapi::api::rbac::v1::PolicyRule;
+use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubebuilder::{crd, rbac, webhook, yaml};
 
 #[derive(clap::Args)]
@@ -32,7 +37,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let root = crate::workspace_root();
-    let outputs = outputs(&root, args.max_desc_len)?;
+    let outputs = outputs(&root, &Declarations::registered(args.max_desc_len)?)?;
     let stale = stale(&root, &outputs);
     if args.check {
         if stale.is_empty() {
@@ -81,19 +86,42 @@ pub struct Output {
     pub content: String,
 }
 
-/// Every file `manifests` writes, with its content.
-pub fn outputs(root: &Path, max_desc_len: Option<usize>) -> Result<Vec<Output>> {
-    let crds = crd::all(&crd::Options { max_desc_len }).map_err(|errors| {
-        let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
-        anyhow::anyhow!(
-            "the registered API versions do not merge into CRDs:\n{}",
-            errors.join("\n")
-        )
-    })?;
+/// What the attributes declare, which the manifests render.
+#[derive(Debug, Default)]
+pub struct Declarations {
+    pub crds: Vec<CustomResourceDefinition>,
+    pub rules: Vec<rbac::Rule>,
+    pub webhooks: Vec<webhook::Webhook>,
+    pub webhook_configurations: Vec<webhook::Configuration>,
+}
+
+impl Declarations {
+    /// The declarations registered by the crates linked into this binary.
+    pub fn registered(max_desc_len: Option<usize>) -> Result<Self> {
+        let crds = crd::all(&crd::Options { max_desc_len }).map_err(|errors| {
+            let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            anyhow::anyhow!(
+                "the registered API versions do not merge into CRDs:\n{}",
+                errors.join("\n")
+            )
+        })?;
+        Ok(Self {
+            crds,
+            rules: rbac::registered(),
+            webhooks: webhook::registered(),
+            webhook_configurations: webhook::registered_configurations(),
+        })
+    }
+}
+
+/// Every file `manifests` writes for `declarations` in the workspace at `root`, with its
+/// content.
+pub fn outputs(root: &Path, declarations: &Declarations) -> Result<Vec<Output>> {
+    let crds = &declarations.crds;
     let mut outputs = Vec::new();
 
     let mut crd_files = Vec::new();
-    for crd in &crds {
+    for crd in crds {
         let file = format!("bases/{}_{}.yaml", crd.spec.group, crd.spec.names.plural);
         let value = serde_json::to_value(crd)?;
         outputs.push(Output {
@@ -108,17 +136,24 @@ pub fn outputs(root: &Path, max_desc_len: Option<usize>) -> Result<Vec<Output>> 
         &crd_files,
     )?);
 
-    let roles = rbac::roles(&rbac::registered(), rbac::DEFAULT_ROLE_NAME);
-    // controller-gen writes no role.yaml when nothing declares a rule.
-    if !roles.is_empty() {
-        outputs.push(Output {
-            path: "config/rbac/role.yaml".into(),
-            content: rbac::to_yaml(&roles),
-        });
+    let mut roles = rbac::roles(&declarations.rules, rbac::DEFAULT_ROLE_NAME);
+    if roles.is_empty() {
+        roles.push(rbac::GeneratedRole::Cluster(ClusterRole {
+            metadata: ObjectMeta {
+                name: Some(rbac::DEFAULT_ROLE_NAME.to_owned()),
+                ..Default::default()
+            },
+            rules: Some(Vec::new()),
+            ..Default::default()
+        }));
     }
+    outputs.push(Output {
+        path: "config/rbac/role.yaml".into(),
+        content: rbac::to_yaml(&roles),
+    });
     let mut role_files = Vec::new();
-    for crd in &crds {
-        for role in kind_roles(crd, &crds) {
+    for crd in crds {
+        for role in kind_roles(crd, crds) {
             outputs.push(Output {
                 path: PathBuf::from("config/rbac").join(&role.file),
                 content: role.content,
@@ -132,16 +167,24 @@ pub fn outputs(root: &Path, max_desc_len: Option<usize>) -> Result<Vec<Output>> 
         &role_files,
     )?);
 
-    let webhooks = webhook::registered();
-    if !webhooks.is_empty() {
-        let manifests = webhook::manifests(&webhooks, &webhook::registered_configurations())?;
-        outputs.push(Output {
-            path: "config/webhook/manifests.yaml".into(),
-            content: manifests.to_yaml(),
-        });
-    }
+    let manifests =
+        webhook::manifests(&declarations.webhooks, &declarations.webhook_configurations)?;
+    outputs.push(Output {
+        path: "config/webhook/manifests.yaml".into(),
+        content: if declarations.webhooks.is_empty() {
+            NO_WEBHOOKS.to_owned()
+        } else {
+            manifests.to_yaml()
+        },
+    });
     Ok(outputs)
 }
+
+/// `config/webhook/manifests.yaml` while no webhook is declared.
+const NO_WEBHOOKS: &str = "\
+# No #[kubebuilder::webhook] is declared yet (`cargo xtask create webhook` scaffolds some):
+# `cargo xtask manifests` writes their configurations here.
+";
 
 /// A per-kind role file.
 struct KindRole {
@@ -200,8 +243,8 @@ fn kind_roles(crd: &CustomResourceDefinition, crds: &[CustomResourceDefinition])
             if has_status {
                 rules.push(rule(format!("{}/status", spec.names.plural), &["get"]));
             }
-            let generated = rbac::GeneratedRole::Cluster(k8s_openapi::api::rbac::v1::ClusterRole {
-                metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta {
+            let generated = rbac::GeneratedRole::Cluster(ClusterRole {
+                metadata: ObjectMeta {
                     name: Some(format!("{}-{role}-role", stem.replace('_', "-"))),
                     ..Default::default()
                 },
@@ -222,17 +265,31 @@ fn kind_roles(crd: &CustomResourceDefinition, crds: &[CustomResourceDefinition])
 }
 
 /// The kustomization at `path` with every `entries` item in its `resources`, when some
-/// are missing: they are added after the last listed resource, the rest of the
-/// (hand-edited) file is kept as it is.
+/// are missing (see [`with_resources`]).
 fn listed_in(root: &Path, path: &str, entries: &[String]) -> Result<Option<Output>> {
-    let file = root.join(path);
-    let text = fs::read_to_string(&file).unwrap_or_default();
-    let listed: Vec<String> = if text.trim().is_empty() {
+    let text = fs::read_to_string(root.join(path)).unwrap_or_default();
+    let content =
+        with_resources(&text, entries).with_context(|| format!("{path}: invalid YAML"))?;
+    Ok(content.map(|content| Output {
+        path: path.into(),
+        content,
+    }))
+}
+
+/// `kustomization` (a kustomization file's text) with every `entries` item in its
+/// `resources`, or `None` when all are listed. Missing ones are added at the end of the list
+/// (after its comments, unless a comment sits right on top of the next key), indented as the
+/// listed ones; the rest of the (hand-edited) text is kept as it is. An empty `resources:
+/// []` (kustomize refuses a kustomization with nothing in it) becomes a block list.
+pub fn with_resources(kustomization: &str, entries: &[String]) -> Result<Option<String>> {
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    let listed: Vec<String> = if kustomization.trim().is_empty() {
         Vec::new()
     } else {
-        let kustomization: serde_json::Value =
-            serde_saphyr::from_str(&text).with_context(|| format!("{path}: invalid YAML"))?;
-        kustomization["resources"]
+        let parsed: serde_json::Value = serde_saphyr::from_str(kustomization)?;
+        parsed["resources"]
             .as_array()
             .into_iter()
             .flatten()
@@ -243,43 +300,42 @@ fn listed_in(root: &Path, path: &str, entries: &[String]) -> Result<Option<Outpu
     if missing.is_empty() {
         return Ok(None);
     }
-    let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let mut lines: Vec<String> = kustomization.lines().map(str::to_owned).collect();
     let added = missing.iter().map(|entry| format!("- {entry}"));
-    match lines
+    let key = lines
         .iter()
-        .position(|line| line.trim_end() == "resources:")
-    {
+        .position(|line| matches!(line.trim_end(), "resources:" | "resources: []"));
+    match key {
         Some(start) => {
-            // The block ends at the next top-level key; insert after its last list item.
-            let end = lines[start + 1..]
+            lines[start] = "resources:".to_owned();
+            // The block ends at the next top-level key, less the comment lines right on
+            // top of that key (they are about it) and blank lines.
+            let mut end = lines[start + 1..]
                 .iter()
                 .position(|line| !line.is_empty() && !line.starts_with(['-', '#', ' ']))
                 .map_or(lines.len(), |offset| start + 1 + offset);
-            let last_item = lines[start + 1..end]
-                .iter()
-                .rposition(|line| line.trim_start().starts_with('-'));
-            // New items take the indentation of the listed ones.
-            let (at, indent) = match last_item {
-                Some(offset) => {
-                    let line = &lines[start + 1 + offset];
-                    (
-                        start + 2 + offset,
-                        line[..line.len() - line.trim_start().len()].to_owned(),
-                    )
+            if end < lines.len() {
+                while end > start + 1 && lines[end - 1].starts_with('#') {
+                    end -= 1;
                 }
-                None => (start + 1, String::new()),
-            };
-            lines.splice(at..at, added.map(|item| format!("{indent}{item}")));
+            }
+            while end > start + 1 && lines[end - 1].trim().is_empty() {
+                end -= 1;
+            }
+            // New items take the indentation of the listed ones.
+            let indent = lines[start + 1..end]
+                .iter()
+                .rfind(|line| line.trim_start().starts_with('-'))
+                .map(|line| line[..line.len() - line.trim_start().len()].to_owned())
+                .unwrap_or_default();
+            lines.splice(end..end, added.map(|item| format!("{indent}{item}")));
         }
         None => {
             lines.push("resources:".to_owned());
             lines.extend(added);
         }
     }
-    Ok(Some(Output {
-        path: path.into(),
-        content: lines.join("\n") + "\n",
-    }))
+    Ok(Some(lines.join("\n") + "\n"))
 }
 
 #[cfg(test)]
@@ -339,6 +395,38 @@ mod tests {
         assert_eq!(
             kustomization("resources:\n  - a.yaml\n", &["b.yaml"]).unwrap(),
             "resources:\n  - a.yaml\n  - b.yaml\n"
+        );
+    }
+
+    #[test]
+    fn an_empty_list_becomes_a_block() {
+        assert_eq!(
+            kustomization("# samples\nresources: []\n", &["a.yaml", "b.yaml"]).unwrap(),
+            "# samples\nresources:\n- a.yaml\n- b.yaml\n"
+        );
+    }
+
+    #[test]
+    fn trailing_comments_belong_to_the_list_unless_they_sit_on_the_next_key() {
+        assert_eq!(
+            kustomization("resources:\n- a.yaml\n# Per kind:\n", &["b.yaml"]).unwrap(),
+            "resources:\n- a.yaml\n# Per kind:\n- b.yaml\n"
+        );
+        assert_eq!(
+            kustomization(
+                "resources:\n- a.yaml\n# Per kind:\n\n# The patches:\npatches: []\n",
+                &["b.yaml"]
+            )
+            .unwrap(),
+            "resources:\n- a.yaml\n# Per kind:\n- b.yaml\n\n# The patches:\npatches: []\n"
+        );
+        assert_eq!(
+            kustomization(
+                "resources:\n- a.yaml\n# The patches:\npatches: []\n",
+                &["b.yaml"]
+            )
+            .unwrap(),
+            "resources:\n- a.yaml\n- b.yaml\n# The patches:\npatches: []\n"
         );
     }
 

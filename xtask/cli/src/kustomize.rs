@@ -8,7 +8,7 @@
 //! recursively, fully transformed), then applies patches, namespace, name prefix and
 //! suffix, labels, images and replacements, then points references (role bindings,
 //! service accounts, webhook services, ...) at the renamed objects. The differential test
-//! `xtask/tests/kustomize.rs` compares the result with `kustomize build` for every
+//! `xtask/cli/tests/kustomize.rs` compares the result with `kustomize build` for every
 //! directory of `config/`.
 
 use std::fs;
@@ -68,7 +68,7 @@ impl Image {
 /// Renders the kustomization in `dir` into its objects, in kustomize's output order.
 pub fn build(dir: &Path, overrides: &Overrides) -> Result<Vec<Value>> {
     let mut resources = build_dir(dir, overrides, true)?.resources;
-    resources.sort_by(|a, b| output_order(&a.value).cmp(&output_order(&b.value)));
+    resources.sort_by_key(|resource| output_order(&resource.value));
     Ok(resources.into_iter().map(|r| r.value).collect())
 }
 
@@ -616,10 +616,10 @@ fn set_images(value: &mut Value, images: &[Image]) {
             for (key, child) in map.iter_mut() {
                 if key == "containers" || key == "initContainers" {
                     for container in child.as_array_mut().into_iter().flatten() {
-                        if let Some(Value::String(image)) = container.get_mut("image") {
-                            if let Some(new) = new_image(image, images) {
-                                *image = new;
-                            }
+                        if let Some(Value::String(image)) = container.get_mut("image")
+                            && let Some(new) = new_image(image, images)
+                        {
+                            *image = new;
                         }
                     }
                 } else {
@@ -962,12 +962,11 @@ fn fix_name_references(resources: &mut [Resource], references: &[NameReference])
             let mut holders = Vec::new();
             collect_holders(&mut resource.value, parents, &mut holders);
             for holder in holders {
-                if let Some(kind_field) = reference.when_kind_field {
-                    if holder.get(kind_field).and_then(Value::as_str)
+                if let Some(kind_field) = reference.when_kind_field
+                    && holder.get(kind_field).and_then(Value::as_str)
                         != Some(reference.kind.as_str())
-                    {
-                        continue;
-                    }
+                {
+                    continue;
                 }
                 let Some(current) = holder.get(&field[0]).and_then(Value::as_str) else {
                     continue;

@@ -1,0 +1,183 @@
+//! `cargo xtask` for operator projects built with kubebuilder for Rust: what kubebuilder's
+//! Makefile (`make manifests`, `make test`, `make install`, `make deploy`, `make run`, ...)
+//! and its CLI (`kubebuilder init`, `create api`, `create webhook`) do.
+//!
+//! A project's `xtask` binary is a thin `main` over [`Command`] and [`run`]: it links the
+//! project's `api` and `controller` crates, whose attributes register the declarations
+//! (CRD versions, RBAC rules, webhooks) that `manifests` renders, and every command works
+//! on the workspace it runs in, found at run time ([`workspace_root`]).
+
+pub mod cluster;
+pub mod envtest;
+pub mod installer;
+pub mod kustomize;
+pub mod manifests;
+pub mod run;
+pub mod scaffold;
+pub mod test;
+pub mod tools;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+/// The command line of a project's `cargo xtask` with no commands of its own.
+#[derive(Parser)]
+#[command(
+    name = "cargo xtask",
+    about = "Build, test, deploy and extend this operator project"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands every project's `cargo xtask` has.
+#[derive(Subcommand)]
+pub enum Command {
+    /// The local Kubernetes control plane (kube-apiserver + etcd built from Go modules).
+    Envtest {
+        #[command(subcommand)]
+        command: envtest::Command,
+    },
+    /// Every test of the workspace against a real control plane.
+    Test(test::Args),
+    /// Write the CRDs, RBAC roles and webhook configurations into config/ (`--check`: only verify).
+    Manifests(manifests::Args),
+    /// Apply the CRDs (config/crd) to the cluster of the current kubeconfig.
+    Install,
+    /// Delete the CRDs (config/crd) from the cluster.
+    Uninstall,
+    /// Apply everything config/default holds (CRDs, RBAC, manager, webhooks, certificates).
+    Deploy(cluster::DeployArgs),
+    /// Delete everything config/default holds from the cluster.
+    Undeploy(cluster::UndeployArgs),
+    /// Render config/default into dist/install.yaml.
+    BuildInstaller(installer::Args),
+    /// Run the manager locally against the current kubeconfig's cluster, or a local
+    /// control plane when none is configured (CRDs installed, samples applied).
+    Run(run::Args),
+    /// Make a new project in a new directory (kubebuilder's `init`).
+    Init(scaffold::init::Args),
+    /// Add a kind or its webhooks to this project (kubebuilder's `create`).
+    Create {
+        #[command(subcommand)]
+        command: scaffold::CreateCommand,
+    },
+}
+
+/// Runs one command in the workspace found by [`workspace_root`].
+pub fn run(command: Command) -> Result<()> {
+    match command {
+        Command::Envtest { command } => envtest::run(command),
+        Command::Test(args) => test::run(args),
+        Command::Manifests(args) => manifests::run(args),
+        Command::Install => cluster::install(),
+        Command::Uninstall => cluster::uninstall(),
+        Command::Deploy(args) => cluster::deploy(args),
+        Command::Undeploy(args) => cluster::undeploy(args),
+        Command::BuildInstaller(args) => installer::run(args),
+        Command::Run(args) => run::run(args),
+        Command::Init(args) => scaffold::init::run(&args),
+        Command::Create { command } => scaffold::create(&command),
+    }
+}
+
+/// A `cargo` command as a user would type it: the same cargo as the one running `cargo
+/// xtask` (`$CARGO`), without the variables cargo sets for the package it runs
+/// (`CARGO_MANIFEST_DIR`, `CARGO_PKG_NAME`, ...). Build scripts such as ring's rerun when
+/// those change, so a nested build that inherited them would rebuild ring and everything
+/// above it, and the next build from a shell would do it all again.
+pub fn cargo() -> std::process::Command {
+    let mut command =
+        std::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if [
+            "CARGO_PKG_",
+            "CARGO_MANIFEST_",
+            "CARGO_CRATE_",
+            "CARGO_BIN_",
+        ]
+        .iter()
+        .any(|prefix| name.starts_with(prefix))
+            || name == "CARGO_PRIMARY_PACKAGE"
+        {
+            command.env_remove(&*name);
+        }
+    }
+    command
+}
+
+/// The root of the workspace `cargo xtask` works on: the nearest directory holding a
+/// `Cargo.toml` with a `[workspace]` table, looking upwards from the running package's
+/// directory (`CARGO_MANIFEST_DIR`, which `cargo run` sets: `cargo xtask` runs the
+/// workspace's own `xtask` package), or else from the current directory.
+///
+/// It is found at run time, not from where this crate was built: a project made by
+/// `cargo xtask init` links this crate from another directory.
+///
+/// # Panics
+/// When no such directory exists: `cargo xtask` only makes sense inside a workspace.
+pub fn workspace_root() -> PathBuf {
+    let start = std::env::var_os("CARGO_MANIFEST_DIR")
+        .map(PathBuf::from)
+        .or_else(|| std::env::current_dir().ok())
+        .unwrap_or_default();
+    find_workspace_root(&start).unwrap_or_else(|| {
+        panic!(
+            "cargo xtask runs inside a Cargo workspace, but no Cargo.toml with a [workspace] \
+             table is at or above {}",
+            start.display()
+        )
+    })
+}
+
+/// The nearest directory at or above `dir` whose `Cargo.toml` declares a workspace.
+fn find_workspace_root(dir: &Path) -> Option<PathBuf> {
+    dir.ancestors()
+        .find(|dir| {
+            std::fs::read_to_string(dir.join("Cargo.toml"))
+                .is_ok_and(|manifest| manifest.lines().any(|line| line.trim() == "[workspace]"))
+        })
+        .map(Path::to_path_buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_workspace_root_is_the_nearest_workspace_manifest_upwards() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("project");
+        std::fs::create_dir_all(root.join("xtask/src")).unwrap();
+        std::fs::write(
+            root.join("Cargo.toml"),
+            "[workspace]\nmembers = [\"xtask\"]\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("xtask/Cargo.toml"),
+            "[package]\nname = \"xtask\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            find_workspace_root(&root.join("xtask/src")),
+            Some(root.clone())
+        );
+        assert_eq!(find_workspace_root(&root), Some(root.clone()));
+    }
+
+    #[test]
+    fn a_package_manifest_alone_is_no_workspace_root() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("Cargo.toml"),
+            "[package]\nname = \"lonely\"\n",
+        )
+        .unwrap();
+        assert_eq!(find_workspace_root(dir.path()), None);
+    }
+}

@@ -1,0 +1,169 @@
+//! `cargo xtask init`, `create api` and `create webhook`: what kubebuilder's CLI scaffolds,
+//! for Rust projects.
+//!
+//! Every command checks its arguments and computes each file it writes in memory first
+//! ([`plan::Plan`]); only a complete plan touches the disk, all at once, so bad input leaves
+//! the tree byte-for-byte unchanged. Existing files change only at scaffold markers
+//! (`// +kubebuilder:scaffold:<what>` comment lines, above which new lines go), in
+//! kustomization resource lists and in `PROJECT`. `create` then runs the project's own
+//! `cargo xtask manifests`, which builds it with the new code and regenerates `config/`.
+
+pub mod create_api;
+pub mod create_webhook;
+pub mod init;
+pub mod names;
+pub mod plan;
+pub mod project;
+pub mod templates;
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+
+use self::plan::Plan;
+use self::project::Project;
+use self::templates::Values;
+
+/// What `cargo xtask create` adds to the project.
+#[derive(clap::Subcommand, Clone, Debug)]
+pub enum CreateCommand {
+    /// A kind: its types (api/src/<version>/<kind>_types.rs), its reconciler
+    /// (controller/src/<kind>/), its registration in the manager and a sample; then
+    /// `manifests`.
+    Api(create_api::Args),
+    /// Admission webhooks of a kind (controller/src/<kind>/webhook.rs), registered in the
+    /// manager; then `manifests`.
+    Webhook(create_webhook::Args),
+}
+
+/// The kind a `create` command is about.
+#[derive(clap::Args, Clone, Debug)]
+pub struct KindArgs {
+    /// The group, without the project's domain (`ship` for `ship.<domain>`).
+    #[arg(long)]
+    pub group: String,
+    /// The version (`v1`, `v1beta1`, `v2alpha3`, ...).
+    #[arg(long)]
+    pub version: String,
+    /// The kind, UpperCamelCase (`Frigate`).
+    #[arg(long)]
+    pub kind: String,
+}
+
+/// Runs `create api` or `create webhook` in the workspace `cargo xtask` runs in.
+pub fn create(command: &CreateCommand) -> Result<()> {
+    create_in(&crate::workspace_root(), command)
+}
+
+/// Runs `create api` or `create webhook` in the workspace at `root`.
+pub fn create_in(root: &Path, command: &CreateCommand) -> Result<()> {
+    let plan = match command {
+        CreateCommand::Api(args) => create_api::plan(root, args)?,
+        CreateCommand::Webhook(args) => create_webhook::plan(root, args)?,
+    };
+    apply(plan)?;
+    regenerate_manifests(root)
+}
+
+/// Writes the plan and says what it wrote.
+fn apply(plan: Plan) -> Result<()> {
+    for path in plan.apply()? {
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+/// The project's own `cargo xtask manifests`: it links the new code, so it is built again.
+fn regenerate_manifests(root: &Path) -> Result<()> {
+    eprintln!("xtask: cargo xtask manifests (builds the project with the new code)");
+    let status = crate::cargo()
+        .current_dir(root)
+        .args(["xtask", "manifests"])
+        .status()
+        .context("running cargo xtask manifests")?;
+    if !status.success() {
+        bail!(
+            "`cargo xtask manifests` failed ({status}); the scaffolded files are written: \
+             fix the build, then run it again"
+        );
+    }
+    Ok(())
+}
+
+/// The project's `PROJECT` file, which `create` needs.
+fn read_project(plan: &Plan) -> Result<Project> {
+    let text = plan.read(project::FILE)?.with_context(|| {
+        format!(
+            "no {} file in {}: `cargo xtask create` works in projects made by `cargo xtask init`",
+            project::FILE,
+            plan.root().display()
+        )
+    })?;
+    Project::parse(&text)
+}
+
+/// Plans `template` rendered with `values` at `path`.
+fn render_into(plan: &mut Plan, path: &str, template: &str, values: &Values) {
+    plan.write(path, templates::render(template, values));
+}
+
+/// Plans `template`'s lines rendered with `values` above `marker` in `path`.
+fn insert_rendered(
+    plan: &mut Plan,
+    path: &str,
+    marker: &str,
+    template: &str,
+    values: &Values,
+) -> Result<()> {
+    plan.insert_at_marker(path, marker, &templates::render(template, values))
+}
+
+/// The placeholders of the kind templates that do not depend on the webhooks.
+fn kind_values(kind: &names::Kind, project_name: &str) -> Values {
+    let snake = kind.snake();
+    let mut resource_args = Vec::new();
+    if kind.plural != names::plural(&kind.kind) {
+        resource_args.push(format!("path = \"{}\"", kind.plural));
+    }
+    if !kind.namespaced {
+        resource_args.push("scope = \"Cluster\"".to_owned());
+    }
+    let resource_args = if resource_args.is_empty() {
+        String::new()
+    } else {
+        format!("\n    resource({}),", resource_args.join(", "))
+    };
+    let (watched_api, status_api, test_api, scope_imports) = if kind.namespaced {
+        (
+            format!("scope.api::<{}>()", kind.kind),
+            format!(
+                "Api::namespaced(self.client.clone(), &{snake}.namespace().unwrap_or_default())"
+            ),
+            "Api::namespaced(client, &namespace)",
+            "",
+        )
+    } else {
+        (
+            format!("Api::<{}>::all(scope.client().clone())", kind.kind),
+            "Api::all(self.client.clone())".to_owned(),
+            "Api::all(client)",
+            "use kube::api::Api;\n",
+        )
+    };
+    Values::default()
+        .with("project_name", project_name)
+        .with("kind", kind.kind.as_str())
+        .with("kind_snake", snake.as_str())
+        .with("kind_lower", kind.lower())
+        .with("plural", kind.plural.as_str())
+        .with("group", kind.group.as_str())
+        .with("full_group", kind.full_group())
+        .with("version", kind.version.as_str())
+        .with("resource_args", resource_args)
+        .with("watched_api", watched_api)
+        .with("status_api", status_api)
+        .with("test_api", test_api)
+        .with("scope_imports", scope_imports)
+        .with("mutating_path", kind.webhook_path(true))
+        .with("validating_path", kind.webhook_path(false))
+}

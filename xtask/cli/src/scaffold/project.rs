@@ -1,0 +1,204 @@
+//! The `PROJECT` file at the workspace root, kubebuilder's record of a project: its domain
+//! and name, and per kind what was scaffolded (API, controller, webhooks). `create api` and
+//! `create webhook` read it to know the domain and what exists, and record what they add.
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+use super::names::{Kind, plural};
+
+/// The file's name, at the workspace root.
+pub const FILE: &str = "PROJECT";
+
+/// The layout (kubebuilder: the plugin) that scaffolded the project.
+pub const LAYOUT: &str = "kubebuilder-rs/v1";
+
+/// The version of kubebuilder's PROJECT format these fields follow.
+const FORMAT_VERSION: &str = "3";
+
+const HEADER: &str = "\
+# The project as `cargo xtask init`, `create api` and `create webhook` record it, in the
+# format of kubebuilder's PROJECT file: they read it for the domain and the kinds that
+# exist, and add to it what they scaffold.
+";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Project {
+    pub domain: String,
+    pub layout: Vec<String>,
+    pub project_name: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<Resource>,
+    pub version: String,
+}
+
+/// One kind (group, version, kind) and what exists for it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Resource {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<Api>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub controller: bool,
+    pub domain: String,
+    pub group: String,
+    pub kind: String,
+    /// The Rust module of the API types (`api::v1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// Set only when `--plural` overrode the default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plural: Option<String>,
+    pub version: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhooks: Option<Webhooks>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Api {
+    pub crd_version: String,
+    pub namespaced: bool,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Webhooks {
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub defaulting: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub validation: bool,
+    pub webhook_version: String,
+}
+
+impl Project {
+    pub fn new(domain: &str, project_name: &str) -> Self {
+        Self {
+            domain: domain.to_owned(),
+            layout: vec![LAYOUT.to_owned()],
+            project_name: project_name.to_owned(),
+            resources: Vec::new(),
+            version: FORMAT_VERSION.to_owned(),
+        }
+    }
+
+    /// Reads and checks a PROJECT file's text.
+    pub fn parse(text: &str) -> Result<Self> {
+        let project: Project =
+            serde_saphyr::from_str(text).context("PROJECT is not a valid project file")?;
+        if project.layout != [LAYOUT] {
+            bail!(
+                "PROJECT has layout {:?}; cargo xtask scaffolds the {LAYOUT} layout only",
+                project.layout
+            );
+        }
+        Ok(project)
+    }
+
+    /// The file's text, keys sorted as the manifests are.
+    pub fn to_yaml(&self) -> String {
+        let value = serde_json::to_value(self).expect("a project always serialises");
+        format!("{HEADER}{}", kubebuilder::yaml::to_yaml(&value))
+    }
+
+    /// The entry of `group`/`version`/`kind` in this project's domain.
+    pub fn resource(&self, group: &str, version: &str, kind: &str) -> Option<&Resource> {
+        self.resources.iter().find(|resource| {
+            resource.domain == self.domain
+                && resource.group == group
+                && resource.version == version
+                && resource.kind == kind
+        })
+    }
+
+    /// The entry of `group`/`version`/`kind`, added if missing.
+    pub fn resource_mut(&mut self, group: &str, version: &str, kind: &str) -> &mut Resource {
+        let position = self.resources.iter().position(|resource| {
+            resource.domain == self.domain
+                && resource.group == group
+                && resource.version == version
+                && resource.kind == kind
+        });
+        let index = position.unwrap_or_else(|| {
+            self.resources.push(Resource {
+                api: None,
+                controller: false,
+                domain: self.domain.clone(),
+                group: group.to_owned(),
+                kind: kind.to_owned(),
+                path: None,
+                plural: None,
+                version: version.to_owned(),
+                webhooks: None,
+            });
+            self.resources.len() - 1
+        });
+        &mut self.resources[index]
+    }
+}
+
+impl Resource {
+    /// The kind as the scaffolds name it.
+    pub fn kind(&self) -> Kind {
+        Kind {
+            group: self.group.clone(),
+            domain: self.domain.clone(),
+            version: self.version.clone(),
+            kind: self.kind.clone(),
+            plural: self.plural.clone().unwrap_or_else(|| plural(&self.kind)),
+            namespaced: self.api.as_ref().is_none_or(|api| api.namespaced),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// This repository's own PROJECT file.
+    const OURS: &str = include_str!("../../../../PROJECT");
+
+    #[test]
+    fn this_repositorys_project_file_is_written_as_the_scaffolds_write_it() {
+        let project = Project::parse(OURS).unwrap();
+        assert_eq!(project.to_yaml(), OURS);
+        let cronjob = project.resource("batch", "v1", "CronJob").unwrap();
+        assert_eq!(cronjob.kind().full_group(), "batch.tutorial.kubebuilder.io");
+        assert_eq!(cronjob.kind().plural, "cronjobs");
+        assert!(cronjob.controller);
+        assert_eq!(
+            cronjob.webhooks,
+            Some(Webhooks {
+                defaulting: true,
+                validation: true,
+                webhook_version: "v1".into()
+            })
+        );
+    }
+
+    #[test]
+    fn resources_are_added_once() {
+        let mut project = Project::new("example.com", "fleet");
+        project.resource_mut("ship", "v1", "Frigate").controller = true;
+        project.resource_mut("ship", "v1", "Frigate").plural = Some("frigatten".into());
+        assert_eq!(project.resources.len(), 1);
+        let frigate = project.resource("ship", "v1", "Frigate").unwrap();
+        assert!(frigate.controller);
+        assert_eq!(frigate.kind().plural, "frigatten");
+        assert!(frigate.kind().namespaced);
+        assert_eq!(Project::parse(&project.to_yaml()).unwrap(), project);
+    }
+
+    #[test]
+    fn other_layouts_and_unknown_fields_are_refused() {
+        let go = OURS.replace(LAYOUT, "go.kubebuilder.io/v4");
+        assert_eq!(
+            Project::parse(&go).unwrap_err().to_string(),
+            "PROJECT has layout [\"go.kubebuilder.io/v4\"]; cargo xtask scaffolds the \
+             kubebuilder-rs/v1 layout only"
+        );
+        let typo = OURS.replace("projectName:", "projectname:");
+        assert!(Project::parse(&typo).is_err());
+    }
+}

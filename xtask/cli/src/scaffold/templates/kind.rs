@@ -1,0 +1,395 @@
+//! The files of one kind (`cargo xtask create api` and `create webhook`), in the layout and
+//! style of this repository's CronJob: `api/src/<version>/<kind>_types.rs`,
+//! `controller/src/<kind>/{mod,reconciler,webhook}.rs`, the controller's test
+//! (`controller/tests/<kind>_controller.rs`), a sample, and the lines that register them at
+//! the scaffold markers.
+//!
+//! Placeholders: `kind` (`Frigate`), `kind_snake` (`frigate`), `kind_lower`, `plural`, `group`
+//! (`ship`), `full_group` (`ship.example.com`), `version`, `project_name`, and the pieces that
+//! depend on the options: `resource_args`, `watched_api`, `status_api`, `test_api`, `scope_imports`,
+//! `mutating_path`, `validating_path`, `webhook_imports`, `webhook_doc`, `webhook_types`.
+
+/// The scaffold markers: a comment line that `create` adds lines above.
+pub const VERSIONS_MARKER: &str = "// +kubebuilder:scaffold:versions";
+pub const KINDS_MARKER: &str = "// +kubebuilder:scaffold:kinds";
+pub const MODULES_MARKER: &str = "// +kubebuilder:scaffold:modules";
+pub const SUBMODULES_MARKER: &str = "// +kubebuilder:scaffold:submodules";
+pub const CONTROLLERS_MARKER: &str = "// +kubebuilder:scaffold:controllers";
+pub const WEBHOOKS_MARKER: &str = "// +kubebuilder:scaffold:webhooks";
+
+/// `api/src/lib.rs`: the version module (placeholder `version`).
+pub const VERSION_MODULE_LINE: &str = "pub mod {{version}};";
+
+/// `api/src/<version>/mod.rs`: the kind's types.
+pub const KIND_TYPES_MODULE_LINE: &str = "mod {{kind_snake}}_types;";
+pub const KIND_EXPORT_LINE: &str =
+    "pub use {{kind_snake}}_types::{{{kind}}, {{kind}}List, {{kind}}Spec, {{kind}}Status};";
+
+/// `controller/src/lib.rs`: the kind's module.
+pub const KIND_MODULE_LINE: &str = "pub mod {{kind_snake}};";
+
+/// `controller/src/main.rs`: the controller and the webhooks on the manager.
+pub const CONTROLLER_REGISTRATION_LINE: &str =
+    "manager = controller::{{kind_snake}}::setup_with_manager(manager);";
+pub const WEBHOOK_REGISTRATION_LINE: &str =
+    "manager = manager.webhooks(controller::{{kind_snake}}::webhook::webhooks());";
+
+/// `controller/src/<kind>/mod.rs`: the webhook module.
+pub const WEBHOOK_MODULE_LINE: &str = "pub mod webhook;";
+
+/// A new version module.
+pub const VERSION_MOD_RS: &str = r#"//! Version `{{version}}` of the API.
+
+// +kubebuilder:scaffold:kinds
+"#;
+
+pub const TYPES_RS: &str = r#"//! The {{kind}} kind: what users ask for (`{{kind}}Spec`) and what the controller reports
+//! (`{{kind}}Status`). Edit both, then run `cargo xtask manifests`: the CRD follows the
+//! fields, their doc comments (descriptions) and their `#[kubebuilder(...)]` attributes
+//! (kubebuilder's markers in Rust spelling: `optional`, `required`, `validation(...)`,
+//! `default = ...`), in `config/crd/bases/{{full_group}}_{{plural}}.yaml`.
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+
+/// {{kind}}Spec defines the desired state of {{kind}}.
+#[kubebuilder::resource(
+    group = "{{full_group}}",
+    version = "{{version}}",
+    kind = "{{kind}}",
+    status = {{kind}}Status,{{resource_args}}
+    subresource(status),
+)]
+pub struct {{kind}}Spec {
+    /// An example field, to replace with the fields of the desired state.
+    #[kubebuilder(optional)]
+    pub foo: Option<String>,
+}
+
+/// {{kind}}Status defines the observed state of {{kind}}.
+#[kubebuilder::schema]
+#[derive(Default)]
+pub struct {{kind}}Status {
+    /// conditions represent the current state of the {{kind}}, one per aspect (`type`),
+    /// each True, False or Unknown with a machine-readable reason and a message. The usual
+    /// types are "Available" (it works), "Progressing" (it is being created or changed) and
+    /// "Degraded" (it failed to reach or keep its desired state).
+    #[kubebuilder(optional, list_type = "map", list_map_key = "type")]
+    pub conditions: Vec<Condition>,
+}
+"#;
+
+pub const CONTROLLER_MOD_RS: &str = r#"//! The {{kind}} controller: its reconciler, and its admission webhooks once `cargo xtask
+//! create webhook` adds them.
+//!
+//! [`setup_with_manager`] registers the controller on a [`Manager`], as kubebuilder's
+//! `SetupWithManager`: it watches {{kind}}s and reconciles one whenever it changes.
+
+pub mod reconciler;
+// +kubebuilder:scaffold:submodules
+
+use std::sync::Arc;
+
+use api::{{version}}::{{kind}};
+{{scope_imports}}use kube::runtime::controller::Controller;
+use kube::runtime::watcher;
+use kubebuilder_runtime::{ControllerContext, Manager};
+
+use self::reconciler::Reconciler;
+
+/// The controller's name: the `controller` label of its metrics and its readiness check.
+pub const CONTROLLER_NAME: &str = "{{kind_lower}}";
+
+/// Registers the {{kind}} controller on `manager`.
+pub fn setup_with_manager(manager: Manager) -> Manager {
+    manager.controller(CONTROLLER_NAME, run)
+}
+
+/// Runs the controller until the manager stops it. Each start (each leadership term)
+/// builds its cache afresh.
+async fn run(context: ControllerContext) {
+    let reconciler = Arc::new(Reconciler::new(context.client().clone()));
+    context
+        .run(
+            // Watch the objects the reconciler creates too (`.owns(...)`), so that their
+            // changes reconcile their owner.
+            |scope| Controller::new({{watched_api}}, watcher::Config::default()),
+            Reconciler::reconcile,
+            reconciler,
+        )
+        .await;
+}
+"#;
+
+/// `controller/tests/<kind>_controller.rs`: the controller against a real control plane, as
+/// kubebuilder scaffolds `<kind>_controller_test.go` on envtest.
+pub const CONTROLLER_TEST_RS: &str = r#"//! The {{kind}} controller against a real control plane (`kubebuilder_envtest`, which
+//! `cargo xtask test` provides): a new {{kind}} is reconciled, as its `Available` condition
+//! records. Add a test per behaviour of the reconciler.
+
+use std::time::{Duration, Instant};
+
+use api::{{version}}::{{kind}};
+use controller::{{kind_snake}}::reconciler::{AVAILABLE, RECONCILED};
+use kube::api::{Api, PostParams};
+use kubebuilder_runtime::{BindAddress, Manager, ManagerArgs, conditions};
+use serde_json::json;
+
+/// How long the controller may take to reconcile.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+#[tokio::test]
+async fn a_new_{{kind_snake}}_is_reconciled() {
+    let plane = kubebuilder_envtest::shared();
+    plane.install_crds(&[{{kind}}::crd()]).await.unwrap();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("{{kind_lower}}").await.unwrap();
+
+    // The controller on a manager of its own, as `src/main.rs` runs it with `--namespace`
+    // set to this test's namespace.
+    let args = ManagerArgs {
+        health_probe_bind_address: BindAddress::HostPort("127.0.0.1:0".into()),
+        namespaces: vec![namespace.clone()],
+        ..ManagerArgs::default()
+    };
+    let manager = controller::{{kind_snake}}::setup_with_manager(Manager::new(client.clone(), args))
+        .start()
+        .await
+        .unwrap();
+
+    let api: Api<{{kind}}> = {{test_api}};
+    let {{kind_snake}}: {{kind}} = serde_json::from_value(json!({
+        "apiVersion": "{{full_group}}/{{version}}",
+        "kind": "{{kind}}",
+        "metadata": {"name": "test-{{kind_lower}}"},
+        "spec": {},
+    }))
+    .unwrap();
+    api.create(&PostParams::default(), &{{kind_snake}}).await.unwrap();
+
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        let current = api.get("test-{{kind_lower}}").await.unwrap();
+        let conditions = current.status.map(|status| status.conditions).unwrap_or_default();
+        if conditions::find(&conditions, AVAILABLE)
+            .is_some_and(|available| available.status == "True" && available.reason == RECONCILED)
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not reconciled within {TIMEOUT:?}: {conditions:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    manager.shutdown().await.unwrap();
+}
+"#;
+
+/// `controller/src/<kind>/mod.rs` of a kind with webhooks and no controller.
+pub const WEBHOOK_ONLY_MOD_RS: &str = r#"//! The {{kind}} admission webhooks.
+
+// +kubebuilder:scaffold:submodules
+"#;
+
+pub const RECONCILER_RS: &str = r#"//! The {{kind}} reconciler. Its RBAC attributes are the permissions the manager's
+//! ClusterRole (`config/rbac/role.yaml`, written by `cargo xtask manifests`) grants: add one
+//! for every other kind the reconciler reads or writes, and nothing more.
+
+use std::sync::Arc;
+
+use api::{{version}}::{{kind}};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::jiff::Timestamp;
+use kube::api::{Api, PostParams};
+use kube::runtime::controller::Action;
+use kube::{Client, ResourceExt as _};
+use kubebuilder_runtime::conditions;
+
+/// The condition type the reconciler sets on each {{kind}} it has reconciled...
+pub const AVAILABLE: &str = "Available";
+/// ...and its reason.
+pub const RECONCILED: &str = "Reconciled";
+
+/// Reconciles {{kind}}s: makes the cluster match their spec and reports in their status.
+// The {{kind}}s it reconciles, their status, and their finalizers (needed to set
+// blockOwnerDeletion on the objects it creates for them).
+#[kubebuilder::rbac(
+    groups = ["{{full_group}}"],
+    resources = ["{{plural}}"],
+    verbs = ["get", "list", "watch", "create", "update", "patch", "delete"]
+)]
+#[kubebuilder::rbac(
+    groups = ["{{full_group}}"],
+    resources = ["{{plural}}/status"],
+    verbs = ["get", "update", "patch"]
+)]
+#[kubebuilder::rbac(
+    groups = ["{{full_group}}"],
+    resources = ["{{plural}}/finalizers"],
+    verbs = ["update"]
+)]
+pub struct Reconciler {
+    client: Client,
+}
+
+/// Why a reconcile failed; the object is retried with per-object back-off.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("cannot update the {{kind}} status: {0}")]
+    UpdateStatus(#[source] kube::Error),
+}
+
+impl Reconciler {
+    /// A reconciler calling the apiserver through `client`.
+    pub fn new(client: Client) -> Self {
+        Self { client }
+    }
+
+    /// The reconcile function the controller runs.
+    pub async fn reconcile({{kind_snake}}: Arc<{{kind}}>, reconciler: Arc<Self>) -> Result<Action, Error> {
+        reconciler.reconcile_{{kind_snake}}(&{{kind_snake}}).await
+    }
+
+    async fn reconcile_{{kind_snake}}(&self, {{kind_snake}}: &{{kind}}) -> Result<Action, Error> {
+        // Make the cluster match `{{kind_snake}}.spec` here: read what exists, then create,
+        // change or delete what differs (with an RBAC attribute above for each kind it
+        // touches), and report the outcome in the conditions.
+        let mut status = {{kind_snake}}.status.clone().unwrap_or_default();
+        let changed = conditions::set(
+            &mut status.conditions,
+            Condition {
+                type_: AVAILABLE.to_owned(),
+                status: "True".to_owned(),
+                reason: RECONCILED.to_owned(),
+                message: "The {{kind}} is reconciled".to_owned(),
+                observed_generation: {{kind_snake}}.metadata.generation,
+                last_transition_time: Time(Timestamp::now()),
+            },
+        );
+        // Writing an unchanged status would only trigger another reconcile.
+        if changed {
+            let mut updated = {{kind_snake}}.clone();
+            updated.status = Some(status);
+            let api: Api<{{kind}}> = {{status_api}};
+            api.replace_status(&updated.name_any(), &PostParams::default(), &updated)
+                .await
+                .map_err(Error::UpdateStatus)?;
+        }
+        Ok(Action::await_change())
+    }
+}
+"#;
+
+/// `controller/src/<kind>/webhook.rs`: the module, then a section per webhook.
+pub const WEBHOOK_RS: &str = r#"//! The {{kind}} admission webhooks: {{webhook_doc}}. Their attributes give the webhook
+//! server each type's path, and `cargo xtask manifests` the entries of
+//! `config/webhook/manifests.yaml`.
+
+use api::{{version}}::{{{kind}}, {{kind}}Spec};
+use kubebuilder_runtime::webhook::{{{webhook_imports}}};
+
+/// The {{kind}} webhooks the manager serves.
+pub fn webhooks() -> Webhooks {
+    Webhooks::new(){{webhook_types}}
+}
+"#;
+
+pub const DEFAULTER_RS: &str = r#"
+/// The default of the example field `foo`.
+const DEFAULT_FOO: &str = "default";
+
+/// Fills in the {{kind}} defaults users leave unset.
+#[kubebuilder::webhook(
+    path = "{{mutating_path}}",
+    mutating = true,
+    failure_policy = "fail",
+    side_effects = "None",
+    groups = ["{{full_group}}"],
+    resources = ["{{plural}}"],
+    verbs = ["create", "update"],
+    versions = ["{{version}}"],
+    name = "m{{kind_lower}}-{{version}}.kb.io",
+    admission_review_versions = ["v1"]
+)]
+pub struct Defaulter;
+
+impl admission::Defaulter<{{kind}}> for Defaulter {
+    async fn default(&self, {{kind_snake}}: &mut {{kind}}) -> Result<(), Vec<FieldError>> {
+        set_defaults(&mut {{kind_snake}}.spec);
+        Ok(())
+    }
+}
+
+/// Sets every unset optional field that has a default; values already set stay.
+fn set_defaults(spec: &mut {{kind}}Spec) {
+    spec.foo.get_or_insert_with(|| DEFAULT_FOO.to_owned());
+}
+"#;
+
+pub const VALIDATOR_RS: &str = r#"
+/// Refuses {{kind}}s that cannot work.
+#[kubebuilder::webhook(
+    path = "{{validating_path}}",
+    mutating = false,
+    failure_policy = "fail",
+    side_effects = "None",
+    groups = ["{{full_group}}"],
+    resources = ["{{plural}}"],
+    verbs = ["create", "update"],
+    versions = ["{{version}}"],
+    name = "v{{kind_lower}}-{{version}}.kb.io",
+    admission_review_versions = ["v1"]
+)]
+pub struct Validator;
+
+impl admission::Validator<{{kind}}> for Validator {
+    async fn validate_create(&self, {{kind_snake}}: &{{kind}}) -> Result<Warnings, Vec<FieldError>> {
+        validate(&{{kind_snake}}.spec)
+    }
+
+    /// Only the new object matters here; compare it with `_old` for rules about changes.
+    async fn validate_update(
+        &self,
+        _old: &{{kind}},
+        {{kind_snake}}: &{{kind}},
+    ) -> Result<Warnings, Vec<FieldError>> {
+        validate(&{{kind_snake}}.spec)
+    }
+
+    // Deletion keeps the trait's answer: always allowed.
+}
+
+/// Every problem of `spec` at once, so one refusal lists all that needs fixing. (Rules on
+/// one field alone fit the schema better: `validation(...)` on the field. Webhooks are for
+/// the rest: rules across fields, on changes, or that ask the cluster.)
+fn validate(spec: &{{kind}}Spec) -> Result<Warnings, Vec<FieldError>> {
+    let errors: Vec<FieldError> = [validate_foo(spec)].into_iter().flatten().collect();
+    if errors.is_empty() {
+        Ok(Warnings::new())
+    } else {
+        Err(errors)
+    }
+}
+
+/// The example field `foo`, when set, must not be empty.
+fn validate_foo(spec: &{{kind}}Spec) -> Option<FieldError> {
+    let value = spec.foo.as_deref()?;
+    value.is_empty().then(|| {
+        FieldError::invalid(
+            FieldPath::new("spec").child("foo"),
+            value,
+            "must not be empty",
+        )
+    })
+}
+"#;
+
+/// `config/samples/<group>_<version>_<kind>.yaml`.
+pub const SAMPLE_YAML: &str = r#"apiVersion: {{full_group}}/{{version}}
+kind: {{kind}}
+metadata:
+  labels:
+    app.kubernetes.io/name: {{project_name}}
+    app.kubernetes.io/managed-by: kustomize
+  name: {{kind_lower}}-sample
+spec:
+  # The fields of {{kind}}Spec (api/src/{{version}}/{{kind_snake}}_types.rs).
+  foo: bar
+"#;

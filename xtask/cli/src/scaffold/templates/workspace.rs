@@ -1,0 +1,266 @@
+//! The files of a new project (`cargo xtask init`), besides `config/`, the workspace
+//! `Cargo.toml` (derived from this repository's, see `init.rs`) and `PROJECT`.
+//!
+//! Placeholders: `project_name`, `domain`, `leader_election_id`, `kubebuilder_dir` (this
+//! repository, whose crates the project uses).
+
+/// Each file's path and template.
+pub const FILES: &[(&str, &str)] = &[
+    (".gitignore", GITIGNORE),
+    (".cargo/config.toml", CARGO_CONFIG),
+    ("README.md", README),
+    ("api/Cargo.toml", API_CARGO_TOML),
+    ("api/src/lib.rs", API_LIB_RS),
+    ("controller/Cargo.toml", CONTROLLER_CARGO_TOML),
+    ("controller/src/lib.rs", CONTROLLER_LIB_RS),
+    ("controller/src/main.rs", MAIN_RS),
+    ("xtask/Cargo.toml", XTASK_CARGO_TOML),
+    ("xtask/src/main.rs", XTASK_MAIN_RS),
+];
+
+const GITIGNORE: &str = "/target
+/dist
+";
+
+const CARGO_CONFIG: &str = r#"[alias]
+xtask = "run --package xtask --"
+"#;
+
+const README: &str = r#"# {{project_name}}
+
+A Kubernetes operator made with kubebuilder for Rust ({{kubebuilder_dir}}): its APIs are
+Rust structs with kubebuilder-style attributes (API groups `<group>.{{domain}}`), a
+manager runs their reconcilers and webhooks, and `cargo xtask` renders and deploys the
+manifests, runs the tests against a real control plane and runs the operator locally.
+
+## Prerequisites
+
+- Rust (stable, 1.89 or newer) with `rustfmt` and `clippy`.
+- Go 1.26: the local control plane (kube-apiserver and etcd) is built from the Go module
+  proxy on first use and cached under `~/.cache/kubebuilder-rs/`.
+
+## From a new kind to a running operator
+
+```sh
+cargo xtask create api --group ship --version v1 --kind Frigate   # types, reconciler, sample
+$EDITOR api/src/v1/frigate_types.rs controller/src/frigate/reconciler.rs
+cargo xtask manifests   # CRDs, RBAC and webhook configurations into config/
+cargo xtask run         # local control plane, CRDs, samples, and the manager in the foreground
+cargo xtask create webhook --group ship --version v1 --kind Frigate --defaulting --programmatic-validation
+cargo xtask test        # fmt, clippy, manifests --check and every test, against a real kube-apiserver
+```
+
+## Layout
+
+| path | what |
+|---|---|
+| `PROJECT` | the project's domain and kinds, as `cargo xtask create` records them |
+| `api/` | the API types, one module per version (`api/src/<version>/<kind>_types.rs`) |
+| `controller/` | one module per kind (reconciler, webhooks) and the manager binary (`src/main.rs`) |
+| `xtask/` | `cargo xtask …` |
+| `config/` | kustomize layout (kubebuilder go/v4); `cargo xtask manifests` writes the generated files |
+
+## cargo xtask
+
+| command | what it does |
+|---|---|
+| `create api --group G --version V --kind K` | a kind: its types, reconciler (with RBAC attributes), registration in the manager, sample; then `manifests` |
+| `create webhook --group G --version V --kind K [--defaulting] [--programmatic-validation]` | the kind's admission webhooks, registered in the manager; then `manifests` |
+| `manifests [--check]` | CRDs, RBAC roles and webhook configurations from the attributes; `--check` fails listing stale files |
+| `run` | the manager against the current kubeconfig's cluster, or a local control plane when there is none |
+| `test` | every test against a local control plane (slow `#[ignore]` tests last) |
+| `install` / `uninstall` | the CRDs, in the current kubeconfig's cluster |
+| `deploy [--image IMG]` / `undeploy` | everything `config/default` holds (cert-manager must be installed) |
+| `build-installer [--image IMG]` | `config/default` rendered into `dist/install.yaml` |
+| `envtest start` / `stop` | a long-lived local control plane |
+"#;
+
+const API_CARGO_TOML: &str = r#"[package]
+name = "api"
+version.workspace = true
+edition.workspace = true
+rust-version.workspace = true
+license.workspace = true
+publish.workspace = true
+description = "The APIs of the {{project_name}} operator as Rust types with kubebuilder attributes."
+
+[dependencies]
+k8s-openapi.workspace = true
+kubebuilder.workspace = true
+"#;
+
+const API_LIB_RS: &str = r#"//! The APIs of the {{project_name}} operator (groups `<group>.{{domain}}`), one module per
+//! version as kubebuilder lays out `api/<version>/`. `cargo xtask create api` adds a kind's
+//! types; their attributes generate the root objects, their CRDs (registered for `cargo
+//! xtask manifests`) and the serde and kube impls.
+
+// +kubebuilder:scaffold:versions
+"#;
+
+const CONTROLLER_CARGO_TOML: &str = r#"[package]
+name = "controller"
+version.workspace = true
+edition.workspace = true
+rust-version.workspace = true
+license.workspace = true
+publish.workspace = true
+description = "The reconcilers and webhooks of the {{project_name}} operator, and its manager."
+
+[dependencies]
+anyhow.workspace = true
+api.workspace = true
+clap.workspace = true
+# The `controller` binary needs a Kubernetes version (only this end-product crate picks one).
+k8s-openapi = { workspace = true, features = ["v1_36"] }
+kube.workspace = true
+kubebuilder.workspace = true
+kubebuilder-runtime.workspace = true
+thiserror.workspace = true
+tokio.workspace = true
+
+[dev-dependencies]
+kubebuilder-envtest.workspace = true
+serde_json.workspace = true
+"#;
+
+const CONTROLLER_LIB_RS: &str = r#"//! The {{project_name}} operator: one module per kind with its reconciler and admission
+//! webhooks, which the manager (`src/main.rs`) registers.
+
+// +kubebuilder:scaffold:modules
+"#;
+
+/// The manager binary. This repository's `controller/src/main.rs` is this template
+/// rendered for its project plus the CronJob's registrations (a test checks it).
+pub const MAIN_RS: &str = r#"//! The manager of the {{project_name}} operator (kubebuilder's `cmd/main.go`): the
+//! controllers and admission webhooks of its kinds on a manager with leader election,
+//! probes and metrics. `cargo xtask create api` and `cargo xtask create webhook` register
+//! new ones at the `+kubebuilder:scaffold` markers.
+
+use std::path::PathBuf;
+
+use anyhow::{Context as _, Result};
+use clap::{ArgAction, Parser};
+use kubebuilder_runtime::certs::write_loopback_serving_certificate;
+use kubebuilder_runtime::webhook::LoopbackRegistration;
+use kubebuilder_runtime::{Manager, ManagerArgs};
+
+/// The leader-election Lease name, as kubebuilder derives it: a hash of the project
+/// (`<domain>/<project name>`), then the domain.
+const LEADER_ELECTION_ID: &str = "{{leader_election_id}}";
+
+/// The name of the webhook configurations registered by `--register-webhooks-on-loopback`.
+const LOOPBACK_WEBHOOKS_NAME: &str = "{{project_name}}-loopback-webhooks";
+
+#[derive(Parser)]
+#[command(
+    name = "controller",
+    about = "The {{project_name}} operator: runs its controllers and serves its admission webhooks"
+)]
+struct Cli {
+    #[command(flatten)]
+    manager: ManagerArgs,
+
+    /// For a local control plane: serve the webhooks with a certificate generated for
+    /// 127.0.0.1, register them with the apiserver at https://127.0.0.1:<webhook-port>,
+    /// and remove the registration on shutdown. (In a cluster, config/webhook and
+    /// cert-manager do this.)
+    #[arg(long, default_value = "false", value_name = "BOOL", num_args = 0..=1,
+          require_equals = true, default_missing_value = "true", action = ArgAction::Set,
+          conflicts_with = "webhook_cert_path")]
+    register_webhooks_on_loopback: bool,
+}
+
+#[tokio::main]
+async fn main() -> Result<()> {
+    let mut cli = Cli::parse();
+    cli.manager.init_logging()?;
+    let loopback = if cli.register_webhooks_on_loopback {
+        let certificates = LoopbackCertificates::generate(
+            &cli.manager.webhook_cert_name,
+            &cli.manager.webhook_cert_key,
+        )?;
+        cli.manager.webhook_cert_path = Some(certificates.dir.clone());
+        Some(certificates)
+    } else {
+        None
+    };
+
+    let client = kube::Client::try_default()
+        .await
+        .context("no cluster configured: set KUBECONFIG, write ~/.kube/config or run in a pod")?;
+    let mut manager = Manager::new(client, cli.manager).leader_election_id(LEADER_ELECTION_ID);
+    // +kubebuilder:scaffold:controllers
+    // +kubebuilder:scaffold:webhooks
+    if let Some(certificates) = &loopback {
+        manager = manager.register_webhooks_on_loopback(LoopbackRegistration::new(
+            LOOPBACK_WEBHOOKS_NAME,
+            &certificates.ca_pem,
+        ));
+    }
+    let result = manager.run().await;
+    drop(loopback);
+    result.context("the manager failed")
+}
+
+/// A serving certificate for 127.0.0.1 in a directory of its own, removed on drop.
+struct LoopbackCertificates {
+    dir: PathBuf,
+    ca_pem: String,
+}
+
+impl LoopbackCertificates {
+    fn generate(cert_name: &str, key_name: &str) -> Result<Self> {
+        let dir = std::env::temp_dir().join(format!(
+            "{{project_name}}-webhook-certs-{}",
+            std::process::id()
+        ));
+        let ca_pem =
+            write_loopback_serving_certificate(&dir, cert_name, key_name).with_context(|| {
+                format!(
+                    "writing the loopback webhook certificate into {}",
+                    dir.display()
+                )
+            })?;
+        Ok(Self { dir, ca_pem })
+    }
+}
+
+impl Drop for LoopbackCertificates {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+"#;
+
+const XTASK_CARGO_TOML: &str = r#"[package]
+name = "xtask"
+version.workspace = true
+edition.workspace = true
+rust-version.workspace = true
+license.workspace = true
+publish.workspace = true
+description = "cargo xtask: manifests, test, run, install, deploy, create api, create webhook."
+
+[dependencies]
+anyhow.workspace = true
+api.workspace = true
+clap.workspace = true
+controller.workspace = true
+k8s-openapi = { workspace = true, features = ["v1_36"] }
+kubebuilder-cli.workspace = true
+"#;
+
+const XTASK_MAIN_RS: &str = r#"//! `cargo xtask …`: what kubebuilder's Makefile and CLI do, for this project (see
+//! `cargo xtask --help`).
+
+// Linked for the declarations their attributes register at link time (CRD versions,
+// RBAC rules, webhooks), which `manifests` collects; nothing is called by name.
+extern crate api as _;
+extern crate controller as _;
+
+use clap::Parser as _;
+
+fn main() -> anyhow::Result<()> {
+    kubebuilder_cli::run(kubebuilder_cli::Cli::parse().command)
+}
+"#;

@@ -1,0 +1,176 @@
+//! What the scaffolding tests share: copies of this repository, snapshots of a tree, and
+//! cargo run in another workspace with this build's target directory.
+//!
+//! The workspaces the slow tests build share this build's target directory, so that the
+//! registry dependencies are built already. Cargo names the artifacts of path packages by
+//! name, version and path relative to the workspace: a copy of this repository, or a new
+//! project with the same `api`, `controller` and `xtask`, would share (and overwrite) this
+//! repository's artifacts, and an artifact built in one directory would be taken as fresh
+//! in another, with the first one's paths compiled in. So those workspaces get a version of
+//! their own ([`set_version`]) and a fixed directory under the target directory
+//! ([`scratch_dir`]).
+
+#![allow(dead_code)] // Each test binary uses its own part of this module.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// This repository's root (this crate is `xtask/cli`).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// What a copy leaves out: build output and version control.
+const NOT_COPIED: &[&str] = &["target", "dist", ".git"];
+
+/// Copies this repository's sources into `to`, keeping modification times (so that the
+/// unchanged crates of a copy made again at the same place are not built again).
+pub fn copy_repo(to: &Path) {
+    copy_tree(&repo_root(), to, true);
+}
+
+fn copy_tree(from: &Path, to: &Path, top: bool) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name();
+        if top && NOT_COPIED.iter().any(|skipped| name == *skipped) {
+            continue;
+        }
+        let (source, target) = (entry.path(), to.join(&name));
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&source, &target, false);
+        } else {
+            fs::copy(&source, &target).unwrap();
+            let modified = entry.metadata().unwrap().modified().unwrap();
+            fs::File::options()
+                .write(true)
+                .open(&target)
+                .unwrap()
+                .set_modified(modified)
+                .unwrap();
+        }
+    }
+}
+
+/// Every file under `root` (build output and version control aside) with its bytes.
+pub fn snapshot(root: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let mut dirs = vec![root.to_owned()];
+    while let Some(dir) = dirs.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            if dir == root
+                && NOT_COPIED
+                    .iter()
+                    .any(|skipped| entry.file_name() == *skipped)
+            {
+                continue;
+            }
+            if entry.file_type().unwrap().is_dir() {
+                dirs.push(path);
+            } else {
+                let bytes = fs::read(&path).unwrap();
+                files.insert(path.strip_prefix(root).unwrap().to_owned(), bytes);
+            }
+        }
+    }
+    files
+}
+
+/// The target directory this test binary was built in (`<target>/debug/deps/<test>`),
+/// which the workspaces the tests build share.
+pub fn target_dir() -> PathBuf {
+    std::env::current_exe()
+        .unwrap()
+        .ancestors()
+        .nth(3)
+        .unwrap()
+        .to_owned()
+}
+
+/// `<target>/scaffold-tests/<name>`, empty: the same directory every run.
+pub fn scratch_dir(name: &str) -> PathBuf {
+    let dir = target_dir().join("scaffold-tests").join(name);
+    if dir.exists() {
+        fs::remove_dir_all(&dir).unwrap();
+    }
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Gives the packages of the workspace at `root` (`version.workspace = true`) `version`.
+pub fn set_version(root: &Path, version: &str) {
+    let manifest = root.join("Cargo.toml");
+    let text = fs::read_to_string(&manifest).unwrap();
+    let ours = "\n[workspace.package]\n";
+    let (before, after) = text.split_once(ours).expect("a [workspace.package] table");
+    let (old, rest) = after
+        .split_once("\nversion = ")
+        .map(|(head, tail)| (head, tail.split_once('\n').unwrap().1))
+        .expect("a workspace version");
+    fs::write(
+        &manifest,
+        format!("{before}{ours}{old}\nversion = \"{version}\"\n{rest}"),
+    )
+    .unwrap();
+}
+
+/// `cargo <args>` in the workspace at `dir`, with this build's target directory.
+pub fn cargo(dir: &Path, args: &[&str]) -> Output {
+    kubebuilder_cli::cargo()
+        .current_dir(dir)
+        .args(args)
+        .env("CARGO_TARGET_DIR", target_dir())
+        .output()
+        .unwrap_or_else(|e| panic!("running cargo {args:?}: {e}"))
+}
+
+/// `cargo <args>` in `dir`, which must succeed; its stderr.
+pub fn cargo_ok(dir: &Path, args: &[&str]) -> String {
+    let output = cargo(dir, args);
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(
+        output.status.success(),
+        "cargo {} in {} failed ({}):\n{}\n{stderr}",
+        args.join(" "),
+        dir.display(),
+        output.status,
+        String::from_utf8_lossy(&output.stdout)
+    );
+    stderr
+}
+
+/// The files that differ between two snapshots (added, changed or removed).
+pub fn changed(
+    before: &BTreeMap<PathBuf, Vec<u8>>,
+    after: &BTreeMap<PathBuf, Vec<u8>>,
+) -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = before
+        .keys()
+        .chain(after.keys())
+        .filter(|path| before.get(*path) != after.get(*path))
+        .cloned()
+        .collect();
+    paths.sort();
+    paths.dedup();
+    paths
+}
+
+/// Of `paths` under `root`, the files that still hold a template placeholder.
+pub fn with_placeholders(root: &Path, paths: &[PathBuf]) -> Vec<String> {
+    paths
+        .iter()
+        .filter_map(|path| {
+            let text = fs::read_to_string(root.join(path)).ok()?;
+            let left = kubebuilder_cli::scaffold::templates::placeholders(&text);
+            (!left.is_empty()).then(|| format!("{}: {left:?}", path.display()))
+        })
+        .collect()
+}

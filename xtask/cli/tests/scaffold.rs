@@ -1,0 +1,699 @@
+//! `cargo xtask init`, `create api` and `create webhook` as far as files go, without
+//! building anything: what they write for each option, and bad input, which must leave the
+//! tree byte-for-byte unchanged. (Building and running what they write against a real
+//! control plane: `scaffold_in_copy.rs` and `scaffold_init.rs`.)
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use clap::Parser as _;
+use kubebuilder_cli::scaffold::project::Project;
+use kubebuilder_cli::scaffold::{CreateCommand, create_in, init};
+use kubebuilder_cli::{Cli, Command};
+
+use common::{changed, copy_repo, repo_root, snapshot, with_placeholders};
+
+/// A command line, parsed as `cargo xtask` parses it.
+fn parse(args: &[&str]) -> Command {
+    Cli::try_parse_from(std::iter::once("cargo xtask").chain(args.iter().copied()))
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+        .command
+}
+
+fn create_command(args: &[&str]) -> CreateCommand {
+    match parse(args) {
+        Command::Create { command } => command,
+        _ => panic!("{args:?} is not a create command"),
+    }
+}
+
+fn init_args(args: &[&str]) -> init::Args {
+    match parse(args) {
+        Command::Init(args) => args,
+        _ => panic!("{args:?} is not init"),
+    }
+}
+
+/// `create` planned and written, without the `manifests` run that would build the project.
+fn scaffold(root: &Path, args: &[&str]) {
+    let plan = match create_command(args) {
+        CreateCommand::Api(args) => kubebuilder_cli::scaffold::create_api::plan(root, &args),
+        CreateCommand::Webhook(args) => {
+            kubebuilder_cli::scaffold::create_webhook::plan(root, &args)
+        }
+    };
+    plan.unwrap_or_else(|e| panic!("{args:?}: {e:#}"))
+        .apply()
+        .unwrap();
+}
+
+fn read(root: &Path, path: &str) -> String {
+    fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+#[test]
+fn bad_input_is_refused_naming_the_problem_and_leaves_the_tree_byte_for_byte_unchanged() {
+    let copy = tempfile::tempdir().unwrap();
+    let root = copy.path();
+    copy_repo(root);
+    let before = snapshot(root);
+    let api = |rest: &[&'static str]| -> Vec<&'static str> {
+        let mut args = vec!["create", "api"];
+        args.extend_from_slice(rest);
+        args
+    };
+    let webhook = |rest: &[&'static str]| -> Vec<&'static str> {
+        let mut args = vec!["create", "webhook"];
+        args.extend_from_slice(rest);
+        args
+    };
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            api(&[
+                "--group",
+                "Ship_Yard",
+                "--version",
+                "v1",
+                "--kind",
+                "Frigate",
+            ]),
+            "invalid --group \"Ship_Yard\": a group must be a DNS-1123 subdomain",
+        ),
+        (
+            api(&["--group", "ship.", "--version", "v1", "--kind", "Frigate"]),
+            "invalid --group \"ship.\"",
+        ),
+        (
+            api(&["--group", "ship", "--version", "1.0", "--kind", "Frigate"]),
+            "invalid --version \"1.0\": a version is v<N>, optionally followed by alpha<N> or beta<N>",
+        ),
+        (
+            api(&[
+                "--group",
+                "ship",
+                "--version",
+                "v1beta",
+                "--kind",
+                "Frigate",
+            ]),
+            "invalid --version \"v1beta\"",
+        ),
+        (
+            api(&["--group", "ship", "--version", "v1", "--kind", "frigate"]),
+            "invalid --kind \"frigate\": a kind is UpperCamelCase",
+        ),
+        (
+            api(&[
+                "--group",
+                "ship",
+                "--version",
+                "v1",
+                "--kind",
+                "Frigate_Class",
+            ]),
+            "invalid --kind \"Frigate_Class\": a kind is UpperCamelCase",
+        ),
+        (
+            api(&["--group", "ship", "--version", "v1", "--kind", "Type"]),
+            "invalid --kind \"Type\": its module `type` would be a Rust keyword",
+        ),
+        (
+            api(&[
+                "--group",
+                "ship",
+                "--version",
+                "v1",
+                "--kind",
+                "Frigate",
+                "--plural",
+                "Frigates",
+            ]),
+            "invalid --plural \"Frigates\"",
+        ),
+        (
+            api(&["--group", "batch", "--version", "v1", "--kind", "CronJob"]),
+            "the API batch.tutorial.kubebuilder.io/v1 CronJob already exists (see PROJECT); \
+             pass --force to scaffold it again",
+        ),
+        (
+            // Not in PROJECT, but its file is there (`Cronjob` is `cronjob` too).
+            api(&["--group", "batch", "--version", "v1", "--kind", "Cronjob"]),
+            "api/src/v1/cronjob_types.rs already exists; pass --force to overwrite it",
+        ),
+        (
+            api(&["--group", "fleet", "--version", "v2", "--kind", "Cronjob"]),
+            "controller/src/cronjob/reconciler.rs already exists; pass --force to overwrite it",
+        ),
+        (
+            api(&[
+                "--group",
+                "batch",
+                "--version",
+                "v1",
+                "--kind",
+                "CronJob",
+                "--resource=false",
+            ]),
+            "a controller for CronJob (batch.tutorial.kubebuilder.io) already exists",
+        ),
+        (
+            api(&[
+                "--group",
+                "ship",
+                "--version",
+                "v1",
+                "--kind",
+                "Frigate",
+                "--resource=false",
+            ]),
+            "--resource=false adds a controller to an existing API, but PROJECT has no API \
+             ship.tutorial.kubebuilder.io/v1 Frigate",
+        ),
+        (
+            api(&[
+                "--group",
+                "ship",
+                "--version",
+                "v1",
+                "--kind",
+                "Frigate",
+                "--resource=false",
+                "--controller=false",
+            ]),
+            "nothing to scaffold: --resource=false and --controller=false",
+        ),
+        (
+            webhook(&[
+                "--group",
+                "batch",
+                "--version",
+                "v1",
+                "--kind",
+                "CronJob",
+                "--defaulting",
+            ]),
+            "the defaulting webhook of batch.tutorial.kubebuilder.io/v1 CronJob already exists",
+        ),
+        (
+            webhook(&[
+                "--group",
+                "ship",
+                "--version",
+                "v1",
+                "--kind",
+                "Frigate",
+                "--defaulting",
+            ]),
+            "PROJECT has no API ship.tutorial.kubebuilder.io/v1 Frigate: create it first",
+        ),
+        (
+            webhook(&["--group", "batch", "--version", "v1", "--kind", "CronJob"]),
+            "nothing to scaffold: pass --defaulting, --programmatic-validation or both",
+        ),
+        (
+            webhook(&[
+                "--group",
+                "batch",
+                "--version",
+                "v1",
+                "--kind",
+                "cronjob",
+                "--defaulting",
+            ]),
+            "invalid --kind \"cronjob\"",
+        ),
+    ];
+    for (args, expected) in cases {
+        let error = create_in(root, &create_command(&args)).unwrap_err();
+        assert!(
+            format!("{error:#}").contains(expected),
+            "{args:?}: expected {expected:?}, got: {error:#}"
+        );
+        let after = snapshot(root);
+        assert!(
+            after == before,
+            "{args:?} changed {:?}",
+            changed(&before, &after)
+        );
+    }
+
+    let elsewhere = tempfile::tempdir().unwrap();
+    let new = elsewhere.path().join("new");
+    let new_arg = new.to_str().unwrap();
+    let root_arg = root.to_str().unwrap();
+    for (args, expected) in [
+        (
+            vec![
+                "init",
+                root_arg,
+                "--domain",
+                "example.com",
+                "--name",
+                "copy",
+            ],
+            "is not empty: `cargo xtask init` makes a project in a new or empty directory",
+        ),
+        (
+            vec!["init", new_arg, "--domain", "Example.com"],
+            "invalid --domain \"Example.com\": a domain must be a DNS-1123 subdomain",
+        ),
+        (
+            vec![
+                "init",
+                new_arg,
+                "--domain",
+                "example.com",
+                "--name",
+                "My_Project",
+            ],
+            "invalid project name \"My_Project\"",
+        ),
+    ] {
+        let error = init::run(&init_args(&args)).unwrap_err();
+        assert!(
+            format!("{error:#}").contains(expected),
+            "{args:?}: expected {expected:?}, got: {error:#}"
+        );
+        assert!(snapshot(root) == before, "{args:?} changed the copy");
+        assert!(!new.exists(), "{args:?} created {new_arg}");
+    }
+}
+
+/// A project made by `init`, in a temporary directory.
+struct NewProject {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl NewProject {
+    fn init() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("fleet");
+        let args = init_args(&["init", root.to_str().unwrap(), "--domain", "example.com"]);
+        init::plan(&args).unwrap().apply().unwrap();
+        Self { _dir: dir, root }
+    }
+
+    fn read(&self, path: &str) -> String {
+        read(&self.root, path)
+    }
+}
+
+#[test]
+fn init_writes_a_workspace_on_this_repositorys_crates_and_pins() {
+    let project = NewProject::init();
+    let files: Vec<PathBuf> = snapshot(&project.root).into_keys().collect();
+    assert_eq!(
+        with_placeholders(&project.root, &files),
+        Vec::<String>::new()
+    );
+    for expected in [
+        ".cargo/config.toml",
+        ".gitignore",
+        "Cargo.lock",
+        "Cargo.toml",
+        "PROJECT",
+        "README.md",
+        "api/Cargo.toml",
+        "api/src/lib.rs",
+        "config/crd/kustomization.yaml",
+        "config/default/kustomization.yaml",
+        "config/rbac/role.yaml",
+        "config/samples/kustomization.yaml",
+        "config/webhook/manifests.yaml",
+        "controller/Cargo.toml",
+        "controller/src/lib.rs",
+        "controller/src/main.rs",
+        "xtask/Cargo.toml",
+        "xtask/src/main.rs",
+    ] {
+        assert!(
+            files.contains(&PathBuf::from(expected)),
+            "{expected} missing"
+        );
+    }
+
+    let project_file = Project::parse(&project.read("PROJECT")).unwrap();
+    assert_eq!(
+        (
+            project_file.domain.as_str(),
+            project_file.project_name.as_str()
+        ),
+        ("example.com", "fleet")
+    );
+    assert!(project_file.resources.is_empty());
+
+    let manifest = project.read("Cargo.toml");
+    let repo = repo_root();
+    for (name, path) in [
+        ("kubebuilder", "macros/kubebuilder"),
+        ("kubebuilder-cli", "xtask/cli"),
+        ("kubebuilder-envtest", "xtask/envtest"),
+        ("kubebuilder-runtime", "controller/runtime"),
+    ] {
+        let line = format!("{name} = {{ path = \"{}\" }}", repo.join(path).display());
+        assert!(manifest.contains(&line), "{line} missing from:\n{manifest}");
+    }
+    let ours = read(&repo, "Cargo.toml");
+    let pin = |name: &str| {
+        ours.lines()
+            .find(|line| line.starts_with(&format!("{name} = ")))
+            .unwrap()
+            .to_owned()
+    };
+    for name in ["kube", "k8s-openapi", "tokio", "clap"] {
+        assert!(manifest.contains(&pin(name)), "{name}'s pin differs");
+    }
+
+    let main = project.read("controller/src/main.rs");
+    assert!(main.contains("const LEADER_ELECTION_ID: &str = \""));
+    assert!(main.contains(".example.com\";"));
+    assert!(main.contains(
+        "    // +kubebuilder:scaffold:controllers\n    // +kubebuilder:scaffold:webhooks\n"
+    ));
+    assert_eq!(
+        project
+            .read("config/default/kustomization.yaml")
+            .lines()
+            .nth(6),
+        Some("namespace: fleet-system")
+    );
+    assert!(
+        project
+            .read("config/crd/kustomization.yaml")
+            .ends_with("resources: []\n")
+    );
+}
+
+#[test]
+fn create_api_and_webhook_write_each_option_at_the_markers() {
+    let project = NewProject::init();
+    let root = &project.root;
+    let before = snapshot(root);
+    scaffold(
+        root,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            "Frigate",
+        ],
+    );
+    scaffold(
+        root,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            "Frigate",
+            "--defaulting",
+            "--programmatic-validation",
+        ],
+    );
+    // Cluster-scoped, with its own plural; a validating webhook only.
+    scaffold(
+        root,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            "Armada",
+            "--namespaced=false",
+            "--plural",
+            "armadae",
+        ],
+    );
+    scaffold(
+        root,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            "Armada",
+            "--programmatic-validation",
+        ],
+    );
+    // Types without a controller, then a defaulting webhook, then the controller.
+    scaffold(
+        root,
+        &[
+            "create",
+            "api",
+            "--group",
+            "fleet",
+            "--version",
+            "v2alpha1",
+            "--kind",
+            "EscortShip",
+            "--controller=false",
+        ],
+    );
+    scaffold(
+        root,
+        &[
+            "create",
+            "webhook",
+            "--group",
+            "fleet",
+            "--version",
+            "v2alpha1",
+            "--kind",
+            "EscortShip",
+            "--defaulting",
+        ],
+    );
+    let escort_webhooks_only = project.read("controller/src/escort_ship/mod.rs");
+    scaffold(
+        root,
+        &[
+            "create",
+            "api",
+            "--group",
+            "fleet",
+            "--version",
+            "v2alpha1",
+            "--kind",
+            "EscortShip",
+            "--resource=false",
+        ],
+    );
+    let written = changed(&before, &snapshot(root));
+    assert_eq!(with_placeholders(root, &written), Vec::<String>::new());
+
+    // The markers got one line per kind, in order.
+    let main = project.read("controller/src/main.rs");
+    let registrations: Vec<&str> = main
+        .lines()
+        .map(str::trim)
+        .filter(|line| line.starts_with("manager = ") || line.starts_with("// +kubebuilder"))
+        .collect();
+    assert_eq!(
+        registrations,
+        [
+            "manager = controller::frigate::setup_with_manager(manager);",
+            "manager = controller::armada::setup_with_manager(manager);",
+            "manager = controller::escort_ship::setup_with_manager(manager);",
+            "// +kubebuilder:scaffold:controllers",
+            "manager = manager.webhooks(controller::frigate::webhook::webhooks());",
+            "manager = manager.webhooks(controller::armada::webhook::webhooks());",
+            "manager = manager.webhooks(controller::escort_ship::webhook::webhooks());",
+            "// +kubebuilder:scaffold:webhooks",
+            "manager = manager.register_webhooks_on_loopback(LoopbackRegistration::new(",
+        ]
+    );
+    assert!(
+        project
+            .read("api/src/lib.rs")
+            .ends_with("pub mod v1;\npub mod v2alpha1;\n// +kubebuilder:scaffold:versions\n")
+    );
+    assert!(project.read("api/src/v1/mod.rs").ends_with(
+        "mod frigate_types;\npub use frigate_types::{Frigate, FrigateList, FrigateSpec, FrigateStatus};\n\
+         mod armada_types;\npub use armada_types::{Armada, ArmadaList, ArmadaSpec, ArmadaStatus};\n\
+         // +kubebuilder:scaffold:kinds\n"
+    ));
+    // (rustfmt sorts module declarations.)
+    assert_eq!(
+        project
+            .read("controller/src/lib.rs")
+            .lines()
+            .skip(3)
+            .collect::<Vec<_>>(),
+        [
+            "pub mod armada;",
+            "pub mod escort_ship;",
+            "pub mod frigate;",
+            "// +kubebuilder:scaffold:modules"
+        ]
+    );
+    assert_eq!(
+        project.read("config/samples/kustomization.yaml"),
+        "# Example objects of each kind: `kubectl apply -k config/samples`.\nresources:\n\
+         - ship_v1_frigate.yaml\n- ship_v1_armada.yaml\n- fleet_v2alpha1_escortship.yaml\n"
+    );
+
+    // The options show where they belong.
+    let frigate_types = project.read("api/src/v1/frigate_types.rs");
+    assert!(frigate_types.contains("    status = FrigateStatus,\n    subresource(status),\n"));
+    let armada_types = project.read("api/src/v1/armada_types.rs");
+    assert!(armada_types.contains(
+        "    status = ArmadaStatus,\n    resource(path = \"armadae\", scope = \"Cluster\"),\n"
+    ));
+    let armada_reconciler = project.read("controller/src/armada/reconciler.rs");
+    assert!(armada_reconciler.contains("let api: Api<Armada> = Api::all(self.client.clone());"));
+    assert!(armada_reconciler.contains("resources = [\"armadae/status\"],"));
+    let frigate_reconciler = project.read("controller/src/frigate/reconciler.rs");
+    assert!(frigate_reconciler.contains("let api: Api<Frigate> = Api::namespaced("));
+    assert!(frigate_reconciler.contains("&frigate.namespace().unwrap_or_default(),"));
+    let armada_webhook = project.read("controller/src/armada/webhook.rs");
+    assert!(armada_webhook.contains("Webhooks::new().validator(Validator)"));
+    assert!(!armada_webhook.contains("Defaulter"));
+    let frigate_webhook = project.read("controller/src/frigate/webhook.rs");
+    assert!(frigate_webhook.contains("path = \"/mutate-ship-example-com-v1-frigate\","));
+    assert!(frigate_webhook.contains("name = \"vfrigate-v1.kb.io\","));
+    assert_eq!(
+        escort_webhooks_only,
+        "//! The EscortShip admission webhooks.\n\npub mod webhook;\n// +kubebuilder:scaffold:submodules\n"
+    );
+    assert!(
+        project.read("controller/src/escort_ship/mod.rs").contains(
+            "pub mod reconciler;\npub mod webhook;\n// +kubebuilder:scaffold:submodules\n"
+        )
+    );
+
+    let recorded = Project::parse(&project.read("PROJECT")).unwrap();
+    // kind, namespaced, controller, defaulting, validation, plural
+    type Recorded<'a> = (&'a str, bool, bool, bool, bool, Option<&'a str>);
+    let summary: Vec<Recorded> = recorded
+        .resources
+        .iter()
+        .map(|r| {
+            let webhooks = r.webhooks.clone().unwrap_or_default();
+            (
+                r.kind.as_str(),
+                r.api.as_ref().is_some_and(|api| api.namespaced),
+                r.controller,
+                webhooks.defaulting,
+                webhooks.validation,
+                r.plural.as_deref(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("Frigate", true, true, true, true, None),
+            ("Armada", false, true, false, true, Some("armadae")),
+            ("EscortShip", true, true, true, false, None),
+        ]
+    );
+}
+
+#[test]
+fn force_scaffolds_again_in_place() {
+    let project = NewProject::init();
+    let root = &project.root;
+    let frigate = [
+        "create",
+        "api",
+        "--group",
+        "ship",
+        "--version",
+        "v1",
+        "--kind",
+        "Frigate",
+    ];
+    scaffold(root, &frigate);
+    let types = "api/src/v1/frigate_types.rs";
+    fs::write(root.join(types), "// edited\n").unwrap();
+    let before = snapshot(root);
+    assert!(create_in(root, &create_command(&frigate)).is_err());
+    assert!(snapshot(root) == before);
+
+    scaffold(root, &[&frigate[..], &["--force"]].concat());
+    assert!(project.read(types).contains("pub struct FrigateSpec"));
+    // Registrations and PROJECT entries are not repeated.
+    assert_eq!(
+        project
+            .read("controller/src/main.rs")
+            .matches("controller::frigate::setup_with_manager")
+            .count(),
+        1
+    );
+    assert_eq!(
+        Project::parse(&project.read("PROJECT"))
+            .unwrap()
+            .resources
+            .len(),
+        1
+    );
+}
+
+#[test]
+fn a_new_version_of_a_kind_keeps_its_plural() {
+    let project = NewProject::init();
+    let root = &project.root;
+    scaffold(
+        root,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            "Armada",
+            "--plural",
+            "armadae",
+        ],
+    );
+    scaffold(
+        root,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ship",
+            "--version",
+            "v2",
+            "--kind",
+            "Armada",
+            "--controller=false",
+        ],
+    );
+    assert!(
+        project
+            .read("api/src/v2/armada_types.rs")
+            .contains("    resource(path = \"armadae\"),\n")
+    );
+    let recorded = Project::parse(&project.read("PROJECT")).unwrap();
+    assert_eq!(
+        recorded
+            .resources
+            .iter()
+            .map(|r| (r.version.as_str(), r.plural.as_deref(), r.controller))
+            .collect::<Vec<_>>(),
+        [
+            ("v1", Some("armadae"), true),
+            ("v2", Some("armadae"), false)
+        ]
+    );
+}
