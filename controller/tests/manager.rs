@@ -11,7 +11,6 @@ use std::time::Duration;
 use common::{Controller, TIMEOUT, TestEnv, eventually, first_run_after_creation};
 use jiff::SignedDuration;
 use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
-use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
 use kube::Client;
@@ -88,31 +87,6 @@ async fn only_the_leader_reconciles_and_a_handover_never_runs_a_schedule_twice()
     follower.shutdown().await;
 }
 
-/// A service account and a token for it (the TokenRequest API; no token controller runs).
-async fn service_account_token(client: &Client, namespace: &str, name: &str) -> String {
-    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
-    let account: ServiceAccount =
-        serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-    accounts
-        .create(&PostParams::default(), &account)
-        .await
-        .unwrap();
-    let request = TokenRequest {
-        spec: Some(TokenRequestSpec {
-            expiration_seconds: Some(600),
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    accounts
-        .create_token_request(name, &PostParams::default(), &request)
-        .await
-        .unwrap()
-        .status
-        .and_then(|status| status.token)
-        .expect("the TokenRequest returns a token")
-}
-
 /// Binds a cluster role to a service account, cluster-wide.
 async fn bind_cluster_role(client: &Client, role: ClusterRole, namespace: &str, account: &str) {
     let name = role.metadata.name.clone().unwrap();
@@ -149,11 +123,17 @@ async fn metrics_need_an_authorized_token_and_count_the_reconciles() {
     let anonymous = scraper.get("/metrics", None).await.unwrap();
     assert_eq!(anonymous.status.as_u16(), 401, "{}", anonymous.text());
 
-    let outsider = service_account_token(&env.client, &env.namespace, "outsider").await;
+    let outsider = kubebuilder_envtest::shared()
+        .service_account_token(&env.namespace, "outsider")
+        .await
+        .unwrap();
     let forbidden = scraper.get("/metrics", Some(&outsider)).await.unwrap();
     assert_eq!(forbidden.status.as_u16(), 403, "{}", forbidden.text());
 
-    let prometheus = service_account_token(&env.client, &env.namespace, "prometheus").await;
+    let prometheus = kubebuilder_envtest::shared()
+        .service_account_token(&env.namespace, "prometheus")
+        .await
+        .unwrap();
     let reader: ClusterRole = serde_json::from_value(json!({
         "metadata": {"name": format!("{}-metrics-reader", env.namespace)},
         "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]

@@ -136,7 +136,12 @@ impl ManagerArgs {
         let filter = EnvFilter::try_new(&self.log_level).map_err(|err| {
             LoggingError(format!("invalid --log-level {:?}: {err}", self.log_level))
         })?;
-        let builder = tracing_subscriber::fmt().with_env_filter(filter);
+        // Logs go to stderr, as controller-runtime's do; colour codes only for a terminal, so
+        // piped or collected logs stay plain text.
+        let builder = tracing_subscriber::fmt()
+            .with_env_filter(filter)
+            .with_writer(std::io::stderr)
+            .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()));
         let result = match self.log_format {
             LogFormat::Text => builder.finish().try_init(),
             LogFormat::Json => builder.json().finish().try_init(),

@@ -9,9 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::{eventually, test_args};
-use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{ConfigMap, ServiceAccount};
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
@@ -171,31 +170,6 @@ async fn readyz_waits_for_the_cache_and_the_namespace_flag_scopes_the_watch() {
     running.shutdown().await.unwrap();
 }
 
-/// A service-account token from the TokenRequest API.
-async fn token_for(client: &Client, namespace: &str, name: &str) -> String {
-    let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), namespace);
-    let account: ServiceAccount =
-        serde_json::from_value(json!({"metadata": {"name": name}})).unwrap();
-    accounts
-        .create(&PostParams::default(), &account)
-        .await
-        .unwrap();
-    let request = TokenRequest {
-        spec: Some(TokenRequestSpec {
-            expiration_seconds: Some(600),
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    accounts
-        .create_token_request(name, &PostParams::default(), &request)
-        .await
-        .unwrap()
-        .status
-        .and_then(|status| status.token)
-        .expect("the TokenRequest returns a token")
-}
-
 /// The kubebuilder `metrics-reader` role, bound to one service account.
 async fn grant_metrics_reader(client: &Client, namespace: &str, account: &str) {
     let name = format!("{namespace}-metrics-reader");
@@ -265,11 +239,17 @@ async fn errors_are_retried_and_secure_metrics_need_an_authorized_token() {
     let forged = scraper.get("/metrics", Some("not-a-token")).await.unwrap();
     assert_eq!(forged.status.as_u16(), 401, "{}", forged.text());
 
-    let outsider = token_for(&client, &namespace, "outsider").await;
+    let outsider = plane
+        .service_account_token(&namespace, "outsider")
+        .await
+        .unwrap();
     let forbidden = scraper.get("/metrics", Some(&outsider)).await.unwrap();
     assert_eq!(forbidden.status.as_u16(), 403, "{}", forbidden.text());
 
-    let prometheus = token_for(&client, &namespace, "prometheus").await;
+    let prometheus = plane
+        .service_account_token(&namespace, "prometheus")
+        .await
+        .unwrap();
     grant_metrics_reader(&client, &namespace, "prometheus").await;
     // RBAC reaches the authorizer through its informers: allow a moment.
     let metrics = eventually(

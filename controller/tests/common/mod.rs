@@ -4,9 +4,8 @@
 
 #![allow(dead_code)] // Each test binary uses its own part of this module.
 
-use std::future::Future;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use api::v1::CronJob;
 use jiff::Timestamp;
@@ -326,25 +325,6 @@ pub async fn nudge(cronjobs: &Api<CronJob>, name: &str) {
         .unwrap();
 }
 
-/// Polls `check` every 50 ms until it returns `Some`, failing the test after `timeout`.
-pub async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
 /// The first run of `schedule` (UTC) after the CronJob was created.
 pub fn first_run_after_creation(cronjob: &CronJob, schedule: &str) -> Timestamp {
     let created = cronjob.meta().creation_timestamp.as_ref().unwrap().0;
@@ -354,3 +334,5 @@ pub fn first_run_after_creation(cronjob: &CronJob, schedule: &str) -> Timestamp 
         .next_after(created)
         .unwrap()
 }
+
+pub use kubebuilder_envtest::eventually;

@@ -210,3 +210,9 @@ proptest! {
         crate::resource::expand(tokens, spec);
     }
 }
+
+#[test]
+fn items_accepts_the_validation_markers_before_embedded_resource() {
+    assert_eq!(VALIDATION[ITEMS_LEN], "embedded_resource");
+    assert_eq!(ITEMS.last(), Some(&"x_validation"));
+}

@@ -37,8 +37,13 @@ pub fn run(command: Command) -> Result<()> {
 }
 
 /// Where the local control plane keeps its state, kubeconfig and logs.
+/// `$KUBEBUILDER_LOCAL_PLANE_DIR` when set (tests use their own), else
+/// `target/envtest-local` of the workspace.
 pub fn local_dir() -> PathBuf {
-    crate::workspace_root().join("target/envtest-local")
+    std::env::var_os("KUBEBUILDER_LOCAL_PLANE_DIR")
+        .filter(|dir| !dir.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::workspace_root().join("target/envtest-local"))
 }
 
 fn start() -> Result<()> {

@@ -36,9 +36,7 @@ impl Tool {
         if let Some(path) = std::env::var_os(self.env).filter(|p| !p.is_empty()) {
             return Ok(path.into());
         }
-        let bin_dir = assets::cache_dir()
-            .parent()
-            .context("cache directory has no parent")?
+        let bin_dir = assets::cache_root()
             .join("tools")
             .join(format!("{}-{}", self.binary, self.version));
         let path = bin_dir.join(self.binary);

@@ -55,10 +55,10 @@ pub fn install() -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// Where built binaries are cached: `$KUBEBUILDER_RS_CACHE`, else the user's cache
-/// directory, one subdirectory per pinned version pair.
-pub fn cache_dir() -> PathBuf {
-    let root = std::env::var_os("KUBEBUILDER_RS_CACHE")
+/// This project's cache: `$KUBEBUILDER_RS_CACHE`, else `kubebuilder-rs` in the user's cache
+/// directory. Built control-plane binaries and installed Go tools live below it.
+pub fn cache_root() -> PathBuf {
+    std::env::var_os("KUBEBUILDER_RS_CACHE")
         .map(PathBuf::from)
         .or_else(|| {
             std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("kubebuilder-rs"))
@@ -66,8 +66,13 @@ pub fn cache_dir() -> PathBuf {
         .or_else(|| {
             std::env::var_os("HOME").map(|d| PathBuf::from(d).join(".cache/kubebuilder-rs"))
         })
-        .unwrap_or_else(|| std::env::temp_dir().join("kubebuilder-rs"));
-    root.join("envtest")
+        .unwrap_or_else(|| std::env::temp_dir().join("kubebuilder-rs"))
+}
+
+/// Where built binaries are cached: one subdirectory of the cache per pinned version pair.
+pub fn cache_dir() -> PathBuf {
+    cache_root()
+        .join("envtest")
         .join(format!("k8s-{KUBERNETES_VERSION}-etcd-{ETCD_VERSION}"))
 }
 

@@ -14,6 +14,8 @@ pub mod assets;
 mod plane;
 mod process;
 mod shared;
+mod wait;
 
 pub use plane::{ControlPlane, Options, wait_established};
 pub use shared::shared;
+pub use wait::eventually;

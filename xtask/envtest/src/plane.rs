@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use base64::Engine as _;
-use k8s_openapi::api::core::v1::Namespace;
+use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
+use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -198,6 +199,33 @@ impl ControlPlane {
             .metadata
             .name
             .context("apiserver returned a namespace without a name")
+    }
+
+    /// Creates service account `namespace/name` and returns a token for it from the
+    /// TokenRequest API (no token controller runs here), valid for ten minutes.
+    pub async fn service_account_token(&self, namespace: &str, name: &str) -> Result<String> {
+        let accounts: Api<ServiceAccount> = Api::namespaced(self.client().await?, namespace);
+        let account = ServiceAccount {
+            metadata: ObjectMeta {
+                name: Some(name.to_string()),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        accounts.create(&PostParams::default(), &account).await?;
+        let request = TokenRequest {
+            spec: Some(TokenRequestSpec {
+                expiration_seconds: Some(600),
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        accounts
+            .create_token_request(name, &PostParams::default(), &request)
+            .await?
+            .status
+            .and_then(|status| status.token)
+            .context("the TokenRequest returned no token")
     }
 
     /// Applies the CRDs (server-side apply) and waits until each is Established.

@@ -4,8 +4,6 @@
 #![allow(dead_code)] // Each test binary uses its own part of this module.
 
 use std::borrow::Cow;
-use std::future::Future;
-use std::time::{Duration, Instant};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::Resource;
@@ -115,21 +113,4 @@ pub fn test_args() -> ManagerArgs {
     }
 }
 
-/// Polls `check` every 50 ms until it returns `Some`, failing the test after `timeout`.
-pub async fn eventually<T, F, Fut>(what: &str, timeout: Duration, mut check: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + timeout;
-    loop {
-        if let Some(value) = check().await {
-            return value;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
+pub use kubebuilder_envtest::eventually;

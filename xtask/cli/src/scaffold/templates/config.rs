@@ -296,6 +296,9 @@ replacements:
   path: /spec/template/spec/containers/0/args/-
   value: --webhook-cert-path=/tmp/k8s-webhook-server/serving-certs
 - op: add
+  path: /spec/template/spec/containers/0/args/-
+  value: --webhook-port=9443
+- op: add
   path: /spec/template/spec/containers/0/volumeMounts/-
   value:
     mountPath: /tmp/k8s-webhook-server/serving-certs
