@@ -3,10 +3,12 @@
 //!
 //! The manager runs as what it is in production, the `controller` binary, built here and
 //! started as a child process in the foreground (its logs are the output). With a
-//! kubeconfig (`KUBECONFIG` or `~/.kube/config`) it talks to that cluster, whose apiserver
-//! cannot call back into this machine: the webhooks are off (`ENABLE_WEBHOOKS=false`
-//! unless set). Without one, a local control plane is started, the manager serves the
-//! webhooks on loopback and registers them with it (`--register-webhooks-on-loopback`).
+//! kubeconfig (`KUBECONFIG` or `~/.kube/config`) it talks to that cluster; a remote
+//! apiserver cannot call back into this machine, so the webhooks are off
+//! (`ENABLE_WEBHOOKS=false` unless set). Without a kubeconfig a local control plane is
+//! started; with it, or with a kubeconfig whose apiserver is on loopback (`cargo xtask
+//! envtest start`), the manager serves the webhooks on loopback and registers them with that
+//! apiserver (`--register-webhooks-on-loopback`), removing them when it stops.
 //! Either way the CRDs are installed, the manager is started and, once ready, the samples
 //! are applied (so they pass through the webhooks). Ctrl-C stops the manager gracefully,
 //! then the control plane.
@@ -61,7 +63,7 @@ pub fn run(args: Args) -> Result<()> {
     let probe_addr = flags.local_address("--health-probe-bind-address")?;
     flags.local_address("--webhook-port")?;
     let mut command = Command::new(&binary);
-    if local_plane.is_some() {
+    if local_plane.is_some() || apiserver_on_loopback() {
         flags.push("--register-webhooks-on-loopback");
     } else if std::env::var_os("ENABLE_WEBHOOKS").is_none() {
         println!(
@@ -101,6 +103,46 @@ pub fn run(args: Args) -> Result<()> {
 fn cluster_configured() -> bool {
     let set = |name| std::env::var_os(name).is_some_and(|value| !value.is_empty());
     set("KUBECONFIG") || set("KUBERNETES_SERVICE_HOST") || kube::config::Kubeconfig::read().is_ok()
+}
+
+/// Whether the current kubeconfig's apiserver runs on this machine (a loopback URL, as
+/// `cargo xtask envtest start` writes): it can call webhooks served on loopback, so they are
+/// registered with it as with a control plane `run` starts itself.
+fn apiserver_on_loopback() -> bool {
+    let Ok(kubeconfig) = kube::config::Kubeconfig::read() else {
+        return false;
+    };
+    let cluster = kubeconfig
+        .current_context
+        .as_deref()
+        .and_then(|name| kubeconfig.contexts.iter().find(|c| c.name == name))
+        .and_then(|named| named.context.as_ref())
+        .map(|context| context.cluster.as_str());
+    kubeconfig
+        .clusters
+        .iter()
+        .find(|named| Some(named.name.as_str()) == cluster)
+        .and_then(|named| named.cluster.as_ref())
+        .and_then(|cluster| cluster.server.as_deref())
+        .is_some_and(is_loopback_url)
+}
+
+/// `https://127.0.0.1:6443`, `https://localhost`, `https://[::1]:6443` …
+fn is_loopback_url(url: &str) -> bool {
+    let authority = url
+        .split_once("://")
+        .map_or(url, |(_, rest)| rest)
+        .split('/')
+        .next()
+        .unwrap_or_default();
+    let host = match authority.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next().unwrap_or_default(),
+        None => authority.split(':').next().unwrap_or_default(),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 /// Builds the `controller` binary of the workspace at `root` (`release` or debug) and
@@ -271,6 +313,24 @@ mod tests {
 
     fn strings(args: &[&str]) -> Vec<String> {
         args.iter().map(|arg| (*arg).to_owned()).collect()
+    }
+
+    #[test]
+    fn loopback_apiservers_are_recognised() {
+        for url in [
+            "https://127.0.0.1:41271",
+            "https://localhost",
+            "https://[::1]:6443/",
+        ] {
+            assert!(is_loopback_url(url), "{url}");
+        }
+        for url in [
+            "https://10.0.0.1:6443",
+            "https://api.example.com",
+            "https://[2001:db8::1]",
+        ] {
+            assert!(!is_loopback_url(url), "{url}");
+        }
     }
 
     #[test]
