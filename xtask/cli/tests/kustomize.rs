@@ -3,53 +3,14 @@
 //! set of objects as `kustomize build`, for every kustomization of this repository's
 //! `config/` and the fixtures in `tests/kustomize/` (which use what `config/` does not).
 
-use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::Command;
 
 use kubebuilder_cli::kustomize::{self, Overrides};
-use serde_json::Value;
 
-/// This repository's root (this crate is `xtask/cli`).
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn kustomize() -> PathBuf {
-    std::env::var_os("KUSTOMIZE")
-        .expect("KUSTOMIZE must name kustomize v5 (`cargo xtask test` installs it and sets it)")
-        .into()
-}
-
-/// The objects of a multi-document YAML stream, each as canonical JSON text, so that two
-/// renderings compare as sets of objects (order of documents and keys aside).
-fn objects(yaml: &str) -> BTreeSet<String> {
-    serde_saphyr::from_multiple::<Value>(yaml)
-        .expect("valid YAML")
-        .into_iter()
-        .filter(|object| !object.is_null())
-        .map(|object| canonical(&object))
-        .collect()
-}
-
-fn canonical(value: &Value) -> String {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<_> = map.iter().collect();
-            entries.sort_by_key(|(key, _)| *key);
-            let inner: Vec<String> = entries
-                .into_iter()
-                .map(|(key, value)| format!("{key:?}:{}", canonical(value)))
-                .collect();
-            format!("{{{}}}", inner.join(","))
-        }
-        Value::Array(items) => format!(
-            "[{}]",
-            items.iter().map(canonical).collect::<Vec<_>>().join(",")
-        ),
-        other => other.to_string(),
-    }
-}
+use common::{kustomize, objects, repo_root};
 
 fn run(command: &mut Command) -> String {
     let output = command.output().expect("running a command");
@@ -84,7 +45,7 @@ fn assert_same_objects(dir: &Path, ours: &str, theirs: &str) {
 
 #[test]
 fn every_kustomization_of_config_renders_as_kustomize_renders_it() {
-    let config = workspace().join("config");
+    let config = repo_root().join("config");
     let mut checked = 0;
     for entry in std::fs::read_dir(&config).unwrap() {
         let dir = entry.unwrap().path();
@@ -100,7 +61,7 @@ fn every_kustomization_of_config_renders_as_kustomize_renders_it() {
 
 #[test]
 fn dist_install_yaml_holds_what_kustomize_builds_from_config_default() {
-    let dir = workspace().join("config/default");
+    let dir = repo_root().join("config/default");
     let ours = ours(&dir, None);
     assert_same_objects(&dir, &ours, &theirs(&dir));
     assert!(
@@ -124,11 +85,11 @@ fn image_sets_the_manager_image_as_kustomize_edit_set_image_does() {
     let image = "registry.example.com:5000/team/manager:v1.2.3";
     // kustomize's way edits config/manager/kustomization.yaml: do it on a copy.
     let copy = tempfile::tempdir().unwrap();
-    copy_dir(&workspace().join("config"), copy.path());
+    copy_dir(&repo_root().join("config"), copy.path());
     run(Command::new(kustomize())
         .current_dir(copy.path().join("manager"))
         .args(["edit", "set", "image", &format!("controller={image}")]));
-    let dir = workspace().join("config/default");
+    let dir = repo_root().join("config/default");
     let ours = ours(&dir, Some(image));
     assert_same_objects(&dir, &ours, &theirs(&copy.path().join("default")));
     assert!(ours.contains(&format!("image: {image}")));

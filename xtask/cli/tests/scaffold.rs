@@ -8,45 +8,20 @@ mod common;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use clap::Parser as _;
+use kubebuilder_cli::Command;
 use kubebuilder_cli::scaffold::project::Project;
-use kubebuilder_cli::scaffold::{CreateCommand, create_in, init};
-use kubebuilder_cli::{Cli, Command};
+use kubebuilder_cli::scaffold::{create_in, init};
 
-use common::{changed, copy_repo, repo_root, snapshot, with_placeholders};
+use common::{
+    changed, copy_repo, create_command, parse, repo_root, scaffold, snapshot, with_placeholders,
+};
 
-/// A command line, parsed as `cargo xtask` parses it.
-fn parse(args: &[&str]) -> Command {
-    Cli::try_parse_from(std::iter::once("cargo xtask").chain(args.iter().copied()))
-        .unwrap_or_else(|e| panic!("{args:?}: {e}"))
-        .command
-}
-
-fn create_command(args: &[&str]) -> CreateCommand {
-    match parse(args) {
-        Command::Create { command } => command,
-        _ => panic!("{args:?} is not a create command"),
-    }
-}
-
-fn init_args(args: &[&str]) -> init::Args {
-    match parse(args) {
+/// `init`'s arguments from a command line.
+fn init_args(line: &str) -> init::Args {
+    match parse(line) {
         Command::Init(args) => args,
-        _ => panic!("{args:?} is not init"),
+        _ => panic!("{line} is not init"),
     }
-}
-
-/// `create` planned and written, without the `manifests` run that would build the project.
-fn scaffold(root: &Path, args: &[&str]) {
-    let plan = match create_command(args) {
-        CreateCommand::Api(args) => kubebuilder_cli::scaffold::create_api::plan(root, &args),
-        CreateCommand::Webhook(args) => {
-            kubebuilder_cli::scaffold::create_webhook::plan(root, &args)
-        }
-    };
-    plan.unwrap_or_else(|e| panic!("{args:?}: {e:#}"))
-        .apply()
-        .unwrap();
 }
 
 fn read(root: &Path, path: &str) -> String {
@@ -59,182 +34,93 @@ fn bad_input_is_refused_naming_the_problem_and_leaves_the_tree_byte_for_byte_unc
     let root = copy.path();
     copy_repo(root);
     let before = snapshot(root);
-    let api = |rest: &[&'static str]| -> Vec<&'static str> {
-        let mut args = vec!["create", "api"];
-        args.extend_from_slice(rest);
-        args
-    };
-    let webhook = |rest: &[&'static str]| -> Vec<&'static str> {
-        let mut args = vec!["create", "webhook"];
-        args.extend_from_slice(rest);
-        args
-    };
-    let cases: Vec<(Vec<&str>, &str)> = vec![
+    let cases = [
         (
-            api(&[
-                "--group",
-                "Ship_Yard",
-                "--version",
-                "v1",
-                "--kind",
-                "Frigate",
-            ]),
+            "create api --group Ship_Yard --version v1 --kind Frigate",
             "invalid --group \"Ship_Yard\": a group must be a DNS-1123 subdomain",
         ),
         (
-            api(&["--group", "ship.", "--version", "v1", "--kind", "Frigate"]),
+            "create api --group ship. --version v1 --kind Frigate",
             "invalid --group \"ship.\"",
         ),
         (
-            api(&["--group", "ship", "--version", "1.0", "--kind", "Frigate"]),
+            "create api --group ship --version 1.0 --kind Frigate",
             "invalid --version \"1.0\": a version is v<N>, optionally followed by alpha<N> or beta<N>",
         ),
         (
-            api(&[
-                "--group",
-                "ship",
-                "--version",
-                "v1beta",
-                "--kind",
-                "Frigate",
-            ]),
+            "create api --group ship --version v1beta --kind Frigate",
             "invalid --version \"v1beta\"",
         ),
         (
-            api(&["--group", "ship", "--version", "v1", "--kind", "frigate"]),
+            "create api --group ship --version v1 --kind frigate",
             "invalid --kind \"frigate\": a kind is UpperCamelCase",
         ),
         (
-            api(&[
-                "--group",
-                "ship",
-                "--version",
-                "v1",
-                "--kind",
-                "Frigate_Class",
-            ]),
+            "create api --group ship --version v1 --kind Frigate_Class",
             "invalid --kind \"Frigate_Class\": a kind is UpperCamelCase",
         ),
         (
-            api(&["--group", "ship", "--version", "v1", "--kind", "Type"]),
+            "create api --group ship --version v1 --kind Type",
             "invalid --kind \"Type\": its module `type` would be a Rust keyword",
         ),
         (
-            api(&[
-                "--group",
-                "ship",
-                "--version",
-                "v1",
-                "--kind",
-                "Frigate",
-                "--plural",
-                "Frigates",
-            ]),
+            "create api --group ship --version v1 --kind Frigate --plural Frigates",
             "invalid --plural \"Frigates\"",
         ),
         (
-            api(&["--group", "batch", "--version", "v1", "--kind", "CronJob"]),
+            "create api --group batch --version v1 --kind CronJob",
             "the API batch.tutorial.kubebuilder.io/v1 CronJob already exists (see PROJECT); \
              pass --force to scaffold it again",
         ),
         (
             // Not in PROJECT, but its file is there (`Cronjob` is `cronjob` too).
-            api(&["--group", "batch", "--version", "v1", "--kind", "Cronjob"]),
+            "create api --group batch --version v1 --kind Cronjob",
             "api/src/v1/cronjob_types.rs already exists; pass --force to overwrite it",
         ),
         (
-            api(&["--group", "fleet", "--version", "v2", "--kind", "Cronjob"]),
+            "create api --group fleet --version v2 --kind Cronjob",
             "controller/src/cronjob/reconciler.rs already exists; pass --force to overwrite it",
         ),
         (
-            api(&[
-                "--group",
-                "batch",
-                "--version",
-                "v1",
-                "--kind",
-                "CronJob",
-                "--resource=false",
-            ]),
+            "create api --group batch --version v1 --kind CronJob --resource=false",
             "a controller for CronJob (batch.tutorial.kubebuilder.io) already exists",
         ),
         (
-            api(&[
-                "--group",
-                "ship",
-                "--version",
-                "v1",
-                "--kind",
-                "Frigate",
-                "--resource=false",
-            ]),
+            "create api --group ship --version v1 --kind Frigate --resource=false",
             "--resource=false adds a controller to an existing API, but PROJECT has no API \
              ship.tutorial.kubebuilder.io/v1 Frigate",
         ),
         (
-            api(&[
-                "--group",
-                "ship",
-                "--version",
-                "v1",
-                "--kind",
-                "Frigate",
-                "--resource=false",
-                "--controller=false",
-            ]),
+            "create api --group ship --version v1 --kind Frigate --resource=false --controller=false",
             "nothing to scaffold: --resource=false and --controller=false",
         ),
         (
-            webhook(&[
-                "--group",
-                "batch",
-                "--version",
-                "v1",
-                "--kind",
-                "CronJob",
-                "--defaulting",
-            ]),
+            "create webhook --group batch --version v1 --kind CronJob --defaulting",
             "the defaulting webhook of batch.tutorial.kubebuilder.io/v1 CronJob already exists",
         ),
         (
-            webhook(&[
-                "--group",
-                "ship",
-                "--version",
-                "v1",
-                "--kind",
-                "Frigate",
-                "--defaulting",
-            ]),
+            "create webhook --group ship --version v1 --kind Frigate --defaulting",
             "PROJECT has no API ship.tutorial.kubebuilder.io/v1 Frigate: create it first",
         ),
         (
-            webhook(&["--group", "batch", "--version", "v1", "--kind", "CronJob"]),
+            "create webhook --group batch --version v1 --kind CronJob",
             "nothing to scaffold: pass --defaulting, --programmatic-validation or both",
         ),
         (
-            webhook(&[
-                "--group",
-                "batch",
-                "--version",
-                "v1",
-                "--kind",
-                "cronjob",
-                "--defaulting",
-            ]),
+            "create webhook --group batch --version v1 --kind cronjob --defaulting",
             "invalid --kind \"cronjob\"",
         ),
     ];
-    for (args, expected) in cases {
-        let error = create_in(root, &create_command(&args)).unwrap_err();
+    for (line, expected) in cases {
+        let error = create_in(root, &create_command(line)).unwrap_err();
         assert!(
             format!("{error:#}").contains(expected),
-            "{args:?}: expected {expected:?}, got: {error:#}"
+            "{line}: expected {expected:?}, got: {error:#}"
         );
         let after = snapshot(root);
         assert!(
             after == before,
-            "{args:?} changed {:?}",
+            "{line} changed {:?}",
             changed(&before, &after)
         );
     }
@@ -243,41 +129,27 @@ fn bad_input_is_refused_naming_the_problem_and_leaves_the_tree_byte_for_byte_unc
     let new = elsewhere.path().join("new");
     let new_arg = new.to_str().unwrap();
     let root_arg = root.to_str().unwrap();
-    for (args, expected) in [
+    for (line, expected) in [
         (
-            vec![
-                "init",
-                root_arg,
-                "--domain",
-                "example.com",
-                "--name",
-                "copy",
-            ],
+            format!("init {root_arg} --domain example.com --name copy"),
             "is not empty: `cargo xtask init` makes a project in a new or empty directory",
         ),
         (
-            vec!["init", new_arg, "--domain", "Example.com"],
+            format!("init {new_arg} --domain Example.com"),
             "invalid --domain \"Example.com\": a domain must be a DNS-1123 subdomain",
         ),
         (
-            vec![
-                "init",
-                new_arg,
-                "--domain",
-                "example.com",
-                "--name",
-                "My_Project",
-            ],
+            format!("init {new_arg} --domain example.com --name My_Project"),
             "invalid project name \"My_Project\"",
         ),
     ] {
-        let error = init::run(&init_args(&args)).unwrap_err();
+        let error = init::run(&init_args(&line)).unwrap_err();
         assert!(
             format!("{error:#}").contains(expected),
-            "{args:?}: expected {expected:?}, got: {error:#}"
+            "{line}: expected {expected:?}, got: {error:#}"
         );
-        assert!(snapshot(root) == before, "{args:?} changed the copy");
-        assert!(!new.exists(), "{args:?} created {new_arg}");
+        assert!(snapshot(root) == before, "{line} changed the copy");
+        assert!(!new.exists(), "{line} created {new_arg}");
     }
 }
 
@@ -291,7 +163,7 @@ impl NewProject {
     fn init() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("fleet");
-        let args = init_args(&["init", root.to_str().unwrap(), "--domain", "example.com"]);
+        let args = init_args(&format!("init {} --domain example.com", root.display()));
         init::plan(&args).unwrap().apply().unwrap();
         Self { _dir: dir, root }
     }
@@ -392,108 +264,33 @@ fn create_api_and_webhook_write_each_option_at_the_markers() {
     let project = NewProject::init();
     let root = &project.root;
     let before = snapshot(root);
+    scaffold(root, "create api --group ship --version v1 --kind Frigate");
     scaffold(
         root,
-        &[
-            "create",
-            "api",
-            "--group",
-            "ship",
-            "--version",
-            "v1",
-            "--kind",
-            "Frigate",
-        ],
-    );
-    scaffold(
-        root,
-        &[
-            "create",
-            "webhook",
-            "--group",
-            "ship",
-            "--version",
-            "v1",
-            "--kind",
-            "Frigate",
-            "--defaulting",
-            "--programmatic-validation",
-        ],
+        "create webhook --group ship --version v1 --kind Frigate --defaulting --programmatic-validation",
     );
     // Cluster-scoped, with its own plural; a validating webhook only.
     scaffold(
         root,
-        &[
-            "create",
-            "api",
-            "--group",
-            "ship",
-            "--version",
-            "v1",
-            "--kind",
-            "Armada",
-            "--namespaced=false",
-            "--plural",
-            "armadae",
-        ],
+        "create api --group ship --version v1 --kind Armada --namespaced=false --plural armadae",
     );
     scaffold(
         root,
-        &[
-            "create",
-            "webhook",
-            "--group",
-            "ship",
-            "--version",
-            "v1",
-            "--kind",
-            "Armada",
-            "--programmatic-validation",
-        ],
+        "create webhook --group ship --version v1 --kind Armada --programmatic-validation",
     );
     // Types without a controller, then a defaulting webhook, then the controller.
     scaffold(
         root,
-        &[
-            "create",
-            "api",
-            "--group",
-            "fleet",
-            "--version",
-            "v2alpha1",
-            "--kind",
-            "EscortShip",
-            "--controller=false",
-        ],
+        "create api --group fleet --version v2alpha1 --kind EscortShip --controller=false",
     );
     scaffold(
         root,
-        &[
-            "create",
-            "webhook",
-            "--group",
-            "fleet",
-            "--version",
-            "v2alpha1",
-            "--kind",
-            "EscortShip",
-            "--defaulting",
-        ],
+        "create webhook --group fleet --version v2alpha1 --kind EscortShip --defaulting",
     );
     let escort_webhooks_only = project.read("controller/src/escort_ship/mod.rs");
     scaffold(
         root,
-        &[
-            "create",
-            "api",
-            "--group",
-            "fleet",
-            "--version",
-            "v2alpha1",
-            "--kind",
-            "EscortShip",
-            "--resource=false",
-        ],
+        "create api --group fleet --version v2alpha1 --kind EscortShip --resource=false",
     );
     let written = changed(&before, &snapshot(root));
     assert_eq!(with_placeholders(root, &written), Vec::<String>::new());
@@ -610,24 +407,15 @@ fn create_api_and_webhook_write_each_option_at_the_markers() {
 fn force_scaffolds_again_in_place() {
     let project = NewProject::init();
     let root = &project.root;
-    let frigate = [
-        "create",
-        "api",
-        "--group",
-        "ship",
-        "--version",
-        "v1",
-        "--kind",
-        "Frigate",
-    ];
-    scaffold(root, &frigate);
+    let frigate = "create api --group ship --version v1 --kind Frigate";
+    scaffold(root, frigate);
     let types = "api/src/v1/frigate_types.rs";
     fs::write(root.join(types), "// edited\n").unwrap();
     let before = snapshot(root);
-    assert!(create_in(root, &create_command(&frigate)).is_err());
+    assert!(create_in(root, &create_command(frigate)).is_err());
     assert!(snapshot(root) == before);
 
-    scaffold(root, &[&frigate[..], &["--force"]].concat());
+    scaffold(root, &format!("{frigate} --force"));
     assert!(project.read(types).contains("pub struct FrigateSpec"));
     // Registrations and PROJECT entries are not repeated.
     assert_eq!(
@@ -652,32 +440,11 @@ fn a_new_version_of_a_kind_keeps_its_plural() {
     let root = &project.root;
     scaffold(
         root,
-        &[
-            "create",
-            "api",
-            "--group",
-            "ship",
-            "--version",
-            "v1",
-            "--kind",
-            "Armada",
-            "--plural",
-            "armadae",
-        ],
+        "create api --group ship --version v1 --kind Armada --plural armadae",
     );
     scaffold(
         root,
-        &[
-            "create",
-            "api",
-            "--group",
-            "ship",
-            "--version",
-            "v2",
-            "--kind",
-            "Armada",
-            "--controller=false",
-        ],
+        "create api --group ship --version v2 --kind Armada --controller=false",
     );
     assert!(
         project

@@ -9,50 +9,11 @@
 mod common;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use clap::Parser as _;
-use kubebuilder_cli::scaffold::{CreateCommand, create_api, create_webhook, init};
-use kubebuilder_cli::{Cli, Command as XtaskCommand};
-use serde_json::Value;
+use kubebuilder_cli::scaffold::init;
 
-use common::{cargo_ok, scratch_dir, set_version};
-
-fn kustomize() -> PathBuf {
-    std::env::var_os("KUSTOMIZE")
-        .expect("KUSTOMIZE must name kustomize v5 (`cargo xtask test` installs it and sets it)")
-        .into()
-}
-
-/// The objects of a YAML stream, as canonical JSON texts.
-fn objects(yaml: &str) -> BTreeSet<String> {
-    serde_saphyr::from_multiple::<Value>(yaml)
-        .unwrap()
-        .into_iter()
-        .filter(|object| !object.is_null())
-        .map(|object| object.to_string())
-        .collect()
-}
-
-/// `create` planned and written in `root`, as the command line would.
-fn scaffold(root: &Path, args: &[&str]) {
-    let command = Cli::try_parse_from(std::iter::once("cargo xtask").chain(args.iter().copied()))
-        .unwrap()
-        .command;
-    let plan = match command {
-        XtaskCommand::Create {
-            command: CreateCommand::Api(args),
-        } => create_api::plan(root, &args),
-        XtaskCommand::Create {
-            command: CreateCommand::Webhook(args),
-        } => create_webhook::plan(root, &args),
-        _ => panic!("{args:?} is not a create command"),
-    };
-    plan.unwrap_or_else(|e| panic!("{args:?}: {e:#}"))
-        .apply()
-        .unwrap();
-}
+use common::{cargo_ok, kustomize, objects, scaffold, scratch_dir, set_version};
 
 #[test]
 #[ignore = "slow (builds a new workspace): `cargo xtask test` runs it in its last step"]
@@ -89,88 +50,16 @@ fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
 
     // Every option of the scaffolds, then the project's test command again: the code is
     // formatted and lint-clean, the manifests current, the scaffolded tests pass.
-    for args in [
-        &[
-            "create",
-            "api",
-            "--group",
-            "ship",
-            "--version",
-            "v1",
-            "--kind",
-            "Frigate",
-        ][..],
-        &[
-            "create",
-            "webhook",
-            "--group",
-            "ship",
-            "--version",
-            "v1",
-            "--kind",
-            "Frigate",
-            "--defaulting",
-            "--programmatic-validation",
-        ],
-        &[
-            "create",
-            "api",
-            "--group",
-            "ship",
-            "--version",
-            "v1",
-            "--kind",
-            "Armada",
-            "--namespaced=false",
-            "--plural",
-            "armadae",
-        ],
-        &[
-            "create",
-            "webhook",
-            "--group",
-            "ship",
-            "--version",
-            "v1",
-            "--kind",
-            "Armada",
-            "--programmatic-validation",
-        ],
-        &[
-            "create",
-            "api",
-            "--group",
-            "escort",
-            "--version",
-            "v2alpha1",
-            "--kind",
-            "EscortShip",
-            "--controller=false",
-        ],
-        &[
-            "create",
-            "webhook",
-            "--group",
-            "escort",
-            "--version",
-            "v2alpha1",
-            "--kind",
-            "EscortShip",
-            "--defaulting",
-        ],
-        &[
-            "create",
-            "api",
-            "--group",
-            "escort",
-            "--version",
-            "v2alpha1",
-            "--kind",
-            "EscortShip",
-            "--resource=false",
-        ],
+    for line in [
+        "create api --group ship --version v1 --kind Frigate",
+        "create webhook --group ship --version v1 --kind Frigate --defaulting --programmatic-validation",
+        "create api --group ship --version v1 --kind Armada --namespaced=false --plural armadae",
+        "create webhook --group ship --version v1 --kind Armada --programmatic-validation",
+        "create api --group escort --version v2alpha1 --kind EscortShip --controller=false",
+        "create webhook --group escort --version v2alpha1 --kind EscortShip --defaulting",
+        "create api --group escort --version v2alpha1 --kind EscortShip --resource=false",
     ] {
-        scaffold(&root, args);
+        scaffold(&root, line);
     }
     cargo_ok(&root, &["xtask", "manifests"]);
     let tests = cargo_ok(&root, &["xtask", "test"]);

@@ -701,17 +701,17 @@ mod tests {
         const WEBHOOK: Webhook = declared(true, None);
     }
 
+    fn paths(webhooks: &Webhooks) -> Vec<&str> {
+        webhooks.routes.keys().map(String::as_str).collect()
+    }
+
     #[test]
     fn registration_takes_the_declared_path_and_keeps_the_declaration() {
         let webhooks = Webhooks::new()
             .defaulter(ModeDefaulter)
             .validator_at("/validate-v1-configmap", ModeValidator);
         assert_eq!(
-            webhooks
-                .routes
-                .keys()
-                .map(String::as_str)
-                .collect::<Vec<_>>(),
+            paths(&webhooks),
             ["/mutate-v1-configmap", "/validate-v1-configmap"]
         );
         assert_eq!(webhooks.declarations(), [ModeDefaulter::WEBHOOK]);
@@ -745,11 +745,7 @@ mod tests {
             .defaulter(ModeDefaulter)
             .merge(Webhooks::new().validator_at("/validate-v1-configmap", ModeValidator));
         assert_eq!(
-            webhooks
-                .routes
-                .keys()
-                .map(String::as_str)
-                .collect::<Vec<_>>(),
+            paths(&webhooks),
             ["/mutate-v1-configmap", "/validate-v1-configmap"]
         );
         assert_eq!(webhooks.declarations(), [ModeDefaulter::WEBHOOK]);

@@ -10,7 +10,7 @@ use super::names::{self, Kind};
 use super::plan::Plan;
 use super::project::{self, Api};
 use super::templates::{self, kind as template};
-use super::{KindArgs, insert_rendered, kind_values, read_project, render_into};
+use super::{KindArgs, insert_rendered, kind_values, read_project_for, render_into};
 use crate::manifests;
 
 #[derive(clap::Args, Clone, Debug)]
@@ -40,15 +40,12 @@ pub struct Args {
 /// Every file `create api` writes in the workspace at `root`, or why it cannot.
 pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
     let mut plan = Plan::new(root);
-    let mut project = read_project(&plan)?;
+    let mut project = read_project_for(&plan, &args.kind)?;
     let KindArgs {
         group,
         version,
         kind,
     } = &args.kind;
-    names::validate_group(group, &project.domain)?;
-    names::validate_version(version)?;
-    names::validate_kind(kind)?;
     if let Some(plural) = &args.plural {
         names::validate_plural(plural)?;
     }

@@ -5,11 +5,10 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
-use super::names;
 use super::plan::Plan;
 use super::project::{self, Webhooks};
 use super::templates::{self, kind as template};
-use super::{KindArgs, insert_rendered, kind_values, read_project, render_into};
+use super::{KindArgs, insert_rendered, kind_values, read_project_for, render_into};
 
 #[derive(clap::Args, Clone, Debug)]
 pub struct Args {
@@ -29,15 +28,12 @@ pub struct Args {
 /// Every file `create webhook` writes in the workspace at `root`, or why it cannot.
 pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
     let mut plan = Plan::new(root);
-    let mut project = read_project(&plan)?;
+    let mut project = read_project_for(&plan, &args.kind)?;
     let KindArgs {
         group,
         version,
         kind,
     } = &args.kind;
-    names::validate_group(group, &project.domain)?;
-    names::validate_version(version)?;
-    names::validate_kind(kind)?;
     if !args.defaulting && !args.programmatic_validation {
         bail!("nothing to scaffold: pass --defaulting, --programmatic-validation or both");
     }

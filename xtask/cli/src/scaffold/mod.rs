@@ -57,12 +57,17 @@ pub fn create(command: &CreateCommand) -> Result<()> {
 
 /// Runs `create api` or `create webhook` in the workspace at `root`.
 pub fn create_in(root: &Path, command: &CreateCommand) -> Result<()> {
-    let plan = match command {
-        CreateCommand::Api(args) => create_api::plan(root, args)?,
-        CreateCommand::Webhook(args) => create_webhook::plan(root, args)?,
-    };
-    apply(plan)?;
+    apply(plan_create(root, command)?)?;
     regenerate_manifests(root)
+}
+
+/// Every file `create api` or `create webhook` writes in the workspace at `root`, or why
+/// it cannot; nothing is written yet.
+pub fn plan_create(root: &Path, command: &CreateCommand) -> Result<Plan> {
+    match command {
+        CreateCommand::Api(args) => create_api::plan(root, args),
+        CreateCommand::Webhook(args) => create_webhook::plan(root, args),
+    }
 }
 
 /// Writes the plan and says what it wrote.
@@ -90,8 +95,9 @@ fn regenerate_manifests(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// The project's `PROJECT` file, which `create` needs.
-fn read_project(plan: &Plan) -> Result<Project> {
+/// The project's `PROJECT` file, which `create` needs, once the names of the kind to
+/// create are known to be valid in it.
+fn read_project_for(plan: &Plan, kind: &KindArgs) -> Result<Project> {
     let text = plan.read(project::FILE)?.with_context(|| {
         format!(
             "no {} file in {}: `cargo xtask create` works in projects made by `cargo xtask init`",
@@ -99,7 +105,11 @@ fn read_project(plan: &Plan) -> Result<Project> {
             plan.root().display()
         )
     })?;
-    Project::parse(&text)
+    let project = Project::parse(&text)?;
+    names::validate_group(&kind.group, &project.domain)?;
+    names::validate_version(&kind.version)?;
+    names::validate_kind(&kind.kind)?;
+    Ok(project)
 }
 
 /// Plans `template` rendered with `values` at `path`.

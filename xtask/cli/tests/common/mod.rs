@@ -1,5 +1,6 @@
-//! What the scaffolding tests share: copies of this repository, snapshots of a tree, and
-//! cargo run in another workspace with this build's target directory.
+//! What the scaffolding and kustomize tests share: `cargo xtask` command lines, copies of
+//! this repository, snapshots of a tree, cargo run in another workspace with this build's
+//! target directory, and kustomize's output as a set of objects.
 //!
 //! The workspaces the slow tests build share this build's target directory, so that the
 //! registry dependencies are built already. Cargo names the artifacts of path packages by
@@ -12,10 +13,15 @@
 
 #![allow(dead_code)] // Each test binary uses its own part of this module.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
+
+use clap::Parser as _;
+use kubebuilder_cli::scaffold::{CreateCommand, plan_create};
+use kubebuilder_cli::{Cli, Command};
+use serde_json::Value;
 
 /// This repository's root (this crate is `xtask/cli`).
 pub fn repo_root() -> PathBuf {
@@ -23,6 +29,31 @@ pub fn repo_root() -> PathBuf {
         .join("../..")
         .canonicalize()
         .unwrap()
+}
+
+/// A command line such as `create api --group ship --version v1 --kind Frigate`, parsed as
+/// `cargo xtask` parses it (arguments are split at whitespace).
+pub fn parse(line: &str) -> Command {
+    Cli::try_parse_from(std::iter::once("cargo xtask").chain(line.split_whitespace()))
+        .unwrap_or_else(|e| panic!("{line}: {e}"))
+        .command
+}
+
+/// A `create api` or `create webhook` command line, parsed.
+pub fn create_command(line: &str) -> CreateCommand {
+    match parse(line) {
+        Command::Create { command } => command,
+        _ => panic!("{line} is not a create command"),
+    }
+}
+
+/// A `create` command line planned and written in `root`, without the `manifests` run
+/// that would build the project.
+pub fn scaffold(root: &Path, line: &str) {
+    plan_create(root, &create_command(line))
+        .unwrap_or_else(|e| panic!("{line}: {e:#}"))
+        .apply()
+        .unwrap();
 }
 
 /// What a copy leaves out: build output and version control.
@@ -173,4 +204,41 @@ pub fn with_placeholders(root: &Path, paths: &[PathBuf]) -> Vec<String> {
             (!left.is_empty()).then(|| format!("{}: {left:?}", path.display()))
         })
         .collect()
+}
+
+/// kustomize itself, which `cargo xtask test` installs.
+pub fn kustomize() -> PathBuf {
+    std::env::var_os("KUSTOMIZE")
+        .expect("KUSTOMIZE must name kustomize v5 (`cargo xtask test` installs it and sets it)")
+        .into()
+}
+
+/// The objects of a multi-document YAML stream, each as canonical JSON text, so that two
+/// renderings compare as sets of objects (order of documents and keys aside).
+pub fn objects(yaml: &str) -> BTreeSet<String> {
+    serde_saphyr::from_multiple::<Value>(yaml)
+        .expect("valid YAML")
+        .into_iter()
+        .filter(|object| !object.is_null())
+        .map(|object| canonical(&object))
+        .collect()
+}
+
+fn canonical(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_by_key(|(key, _)| *key);
+            let inner: Vec<String> = entries
+                .into_iter()
+                .map(|(key, value)| format!("{key:?}:{}", canonical(value)))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        }
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(canonical).collect::<Vec<_>>().join(",")
+        ),
+        other => other.to_string(),
+    }
 }
