@@ -4,12 +4,17 @@
 
 mod common;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use common::{JobStatus, TestEnv, condition, first_run_after_creation};
-use controller::cronjob::jobs::SCHEDULED_AT_ANNOTATION;
+use controller::cronjob::jobs::{OwnedJobs, SCHEDULED_AT_ANNOTATION};
+use controller::cronjob::reconciler::{Reconciler, STALE_CACHE_RETRY};
+use futures::StreamExt as _;
 use jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt as _;
+use kube::api::{Patch, PatchParams};
+use kube::runtime::controller::Action;
 use serde_json::json;
 
 fn seconds(seconds: i64) -> SignedDuration {
@@ -468,6 +473,49 @@ async fn an_invalid_schedule_degrades_the_cronjob_once_and_is_not_retried() {
     assert_eq!(events.len(), 1, "{events:?}");
     assert_eq!(events[0].series, None, "recorded once");
     controller.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_status_write_from_a_stale_cronjob_is_retried_not_failed() {
+    let env = TestEnv::new("cj-stale").await;
+    let stale = env.create_cronjob("stale", json!({})).await;
+    // Someone else writes the status first: `stale` is now an old version, as an object
+    // from a cache that has not seen the latest write yet.
+    let newer = env
+        .cronjobs()
+        .patch_status(
+            "stale",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"lastScheduleTime": "2026-01-05T09:00:00Z"}})),
+        )
+        .await
+        .unwrap();
+    // The reconciler alone, on a Job cache of this namespace.
+    let jobs = OwnedJobs::default();
+    let watch = tokio::spawn(
+        jobs.watch(env.jobs(), Some(&env.namespace))
+            .for_each(|_| std::future::ready(())),
+    );
+    let reconciler = Arc::new(Reconciler::new(
+        env.client.clone(),
+        Arc::new(env.clock.clone()),
+        jobs,
+    ));
+
+    let action = Reconciler::reconcile(Arc::new(stale), reconciler.clone())
+        .await
+        .expect("a conflict is not a reconcile error");
+    assert_eq!(action, Action::requeue(STALE_CACHE_RETRY));
+    let unchanged = env.cronjobs().get("stale").await.unwrap();
+    assert_eq!(unchanged.resource_version(), newer.resource_version());
+
+    // From the latest version the same reconcile writes its conditions.
+    Reconciler::reconcile(Arc::new(newer), reconciler)
+        .await
+        .expect("the reconcile succeeds from fresh data");
+    let reconciled = env.cronjobs().get("stale").await.unwrap();
+    assert!(condition(&reconciled, "Available").is_some());
+    watch.abort();
 }
 
 #[tokio::test]
