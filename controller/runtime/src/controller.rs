@@ -2,7 +2,8 @@
 //! [`ControllerContext::run`], which runs kube-runtime `Controller`s with
 //! controller-runtime's behaviour: per-object exponential back-off after errors (reset on
 //! success), reconcile metrics, readiness once the cache has synced, and a graceful stop
-//! that lets reconciles in flight finish.
+//! that lets reconciles in flight finish. Unlike controller-runtime, a reconcile whose
+//! write met a newer version (a conflict) is retried without being reported as an error.
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -113,7 +114,8 @@ impl ControllerContext {
     /// manager stops it, then waits for the reconciles in flight.
     ///
     /// Errors requeue the object after a per-object exponential back-off (5 ms doubling
-    /// to 1000 s, forgotten after a success); every reconcile is counted and timed in the
+    /// to 1000 s, forgotten after a success), as do conflicting writes, which are not
+    /// counted as errors (see [`instrument`]); every reconcile is counted and timed in the
     /// `controller_runtime_*` metrics; the controller reports ready once the main store
     /// of every scope has synced.
     pub async fn run<K, Ctx, R, Fut, E>(
@@ -173,7 +175,16 @@ impl ControllerContext {
     }
 }
 
-/// Wraps a reconciler with the metrics and the back-off reset on success.
+/// Wraps a reconciler with the metrics, the back-off reset on success, and the retry of
+/// reconciles that wrote from a stale cache.
+///
+/// A write refused with a conflict is not reported as an error: the reconciler worked from
+/// a cached object older than the latest version, typically right after its own write,
+/// when a watch event starts the next reconcile before the cache has that write. The
+/// newer version's watch event triggers a reconcile from fresh data; the requeue, after
+/// the object's back-off so that a conflict on every try still slows down, is a safety
+/// net. (controller-runtime logs these races as `Reconciler error`, every few runs of a
+/// busy controller.)
 fn instrument<K, Ctx, R, Fut, E>(
     reconcile: R,
     metrics: ControllerMetrics,
@@ -184,7 +195,7 @@ where
     K::DynamicType: Clone + Default + Eq + Hash + Send + Sync,
     R: Fn(Arc<K>, Arc<Ctx>) -> Fut,
     Fut: Future<Output = Result<Action, E>> + Send + 'static,
-    E: Send + 'static,
+    E: std::error::Error + Send + 'static,
 {
     move |object, context| {
         let key = ObjectRef::from_obj(object.as_ref());
@@ -194,18 +205,37 @@ where
         Box::pin(async move {
             let _worker = metrics.worker_started();
             let started = Instant::now();
-            let outcome = running.await;
-            let result = match &outcome {
+            let (outcome, result) = match running.await {
                 Ok(action) => {
                     backoff.forget(&key);
-                    classify(action)
+                    let result = classify(&action);
+                    (Ok(action), result)
                 }
-                Err(_) => ReconcileResult::Error,
+                Err(error) if is_conflict(&error) => {
+                    tracing::debug!(
+                        %error,
+                        "the object changed while it was reconciled; retrying from the newer version"
+                    );
+                    let retry = Action::requeue(backoff.next_delay(key));
+                    (Ok(retry), ReconcileResult::RequeueAfter)
+                }
+                Err(error) => (Err(error), ReconcileResult::Error),
             };
             metrics.record(result, started.elapsed());
             outcome
         })
     }
+}
+
+/// Whether `error`, or an error it wraps, is the apiserver refusing a write with a
+/// conflict: the object was written from a version older than the latest.
+pub fn is_conflict(error: &(dyn std::error::Error + 'static)) -> bool {
+    std::iter::successors(Some(error), |error| error.source()).any(|error| {
+        matches!(
+            error.downcast_ref::<kube::Error>(),
+            Some(kube::Error::Api(status)) if status.is_conflict()
+        )
+    })
 }
 
 /// controller-runtime's `result` label for a successful reconcile's action.
@@ -241,7 +271,70 @@ fn log_outcome<K, E>(
 
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::api::core::v1::ConfigMap;
+    use kube::core::Status;
+
     use super::*;
+    use crate::metrics::Metrics;
+
+    #[derive(Debug, thiserror::Error)]
+    #[error("cannot write: {0}")]
+    struct WriteFailed(#[source] kube::Error);
+
+    /// The apiserver's answer `code` with its `reason`, wrapped as a reconciler would.
+    fn refused(reason: &str, code: u16) -> WriteFailed {
+        WriteFailed(kube::Error::Api(
+            Status::failure("refused", reason).with_code(code).boxed(),
+        ))
+    }
+
+    #[tokio::test]
+    async fn a_conflicting_write_is_retried_with_back_off_and_other_errors_fail() {
+        let metrics = Metrics::new();
+        let backoff = Arc::new(Backoff::default());
+        let mut config_map = ConfigMap::default();
+        config_map.metadata.name = Some("settings".into());
+        let object = Arc::new(config_map);
+        let key = ObjectRef::from_obj(object.as_ref());
+        let mut reconcile = instrument(
+            |_: Arc<ConfigMap>, answer: Arc<(&'static str, u16)>| async move {
+                Err::<Action, _>(refused(answer.0, answer.1))
+            },
+            metrics.controller("test"),
+            backoff.clone(),
+        );
+
+        for expected in [Duration::from_millis(5), Duration::from_millis(10)] {
+            let outcome = reconcile(object.clone(), Arc::new(("Conflict", 409))).await;
+            assert_eq!(outcome.unwrap(), Action::requeue(expected));
+        }
+        assert!(
+            reconcile(object.clone(), Arc::new(("InternalError", 500)))
+                .await
+                .is_err()
+        );
+        assert_eq!(
+            backoff.failures(&key),
+            2,
+            "each conflict counts (the error policy, not run here, counts errors)"
+        );
+        let text = metrics.encode();
+        for line in [
+            "controller_runtime_reconcile_total{controller=\"test\",result=\"requeue_after\"} 2",
+            "controller_runtime_reconcile_total{controller=\"test\",result=\"error\"} 1",
+        ] {
+            assert!(text.contains(line), "{line} missing from:\n{text}");
+        }
+    }
+
+    #[test]
+    fn conflicts_are_found_through_wrapping_errors() {
+        assert!(is_conflict(&refused("Conflict", 409)));
+        assert!(!is_conflict(&refused("Invalid", 422)));
+        assert!(!is_conflict(&std::io::Error::other(
+            "not from the apiserver"
+        )));
+    }
 
     #[test]
     fn classifies_actions_as_controller_runtime_results() {

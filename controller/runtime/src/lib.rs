@@ -26,6 +26,6 @@ mod probes;
 pub mod webhook;
 
 pub use clock::{Clock, SystemClock, TestClock};
-pub use controller::{ControllerContext, Scope};
+pub use controller::{ControllerContext, Scope, is_conflict};
 pub use manager::{Manager, ManagerError, RunningManager, shutdown_signal};
 pub use options::{BindAddress, LogFormat, LoggingError, ManagerArgs};

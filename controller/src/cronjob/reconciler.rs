@@ -35,10 +35,6 @@ use super::schedule::{Schedule, ScheduleError, is_past_deadline};
 /// keeps failing (no permission to list Jobs, say).
 const JOB_CACHE_SYNC_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// When a reconcile that worked from a stale CronJob runs again at the latest, should the
-/// watch event of the newer version not trigger it sooner.
-pub const STALE_CACHE_RETRY: Duration = Duration::from_secs(1);
-
 /// The controller name on the Events this reconciler records.
 const EVENT_REPORTER: &str = "cronjob-controller";
 
@@ -103,23 +99,8 @@ impl Reconciler {
     }
 
     /// The reconcile function the controller runs.
-    ///
-    /// A status write refused with a conflict is not an error: the CronJob came from a
-    /// cache that had not yet seen its latest version (typically the status the previous
-    /// reconcile wrote, when a Job event triggers the next one at once). That version's
-    /// watch event triggers a reconcile from fresh data; the requeue is a safety net.
-    /// Reported as errors, these races would log `Reconciler error` every few runs.
     pub async fn reconcile(cronjob: Arc<CronJob>, reconciler: Arc<Self>) -> Result<Action, Error> {
-        match reconciler.reconcile_cronjob(&cronjob).await {
-            Err(Error::UpdateStatus(kube::Error::Api(status))) if status.is_conflict() => {
-                tracing::debug!(
-                    message = %status.message,
-                    "the status write met a newer version of the CronJob; reconciling again"
-                );
-                Ok(Action::requeue(STALE_CACHE_RETRY))
-            }
-            outcome => outcome,
-        }
+        reconciler.reconcile_cronjob(&cronjob).await
     }
 
     async fn reconcile_cronjob(&self, cronjob: &CronJob) -> Result<Action, Error> {
