@@ -7,7 +7,7 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{JobStatus, TestEnv, condition, first_run_after_creation};
+use common::{Controller, JobStatus, TestEnv, condition, first_run_after_creation};
 use controller::cronjob::jobs::{OwnedJobs, SCHEDULED_AT_ANNOTATION};
 use controller::cronjob::reconciler::Reconciler;
 use futures::StreamExt as _;
@@ -311,24 +311,50 @@ async fn a_due_run_creates_exactly_one_job_named_for_its_time() {
     controller.shutdown().await;
 }
 
+/// The first two runs of a CronJob every five minutes, and their Jobs' names.
+struct TwoRuns {
+    first: Timestamp,
+    second: Timestamp,
+    first_job: String,
+    second_job: String,
+}
+
+/// Creates `name`, every five minutes with `concurrency_policy`, and has the controller
+/// start its first run: the Job exists and the CronJob reports it active.
+async fn first_run_active(
+    env: &TestEnv,
+    controller: &Controller,
+    name: &str,
+    concurrency_policy: &str,
+) -> TwoRuns {
+    let cronjob = env
+        .create_cronjob(name, json!({"concurrencyPolicy": concurrency_policy}))
+        .await;
+    let first = first_run_after_creation(&cronjob, "*/5 * * * *");
+    let second = first + seconds(300);
+    let runs = TwoRuns {
+        first,
+        second,
+        first_job: format!("{name}-{}", first.as_second()),
+        second_job: format!("{name}-{}", second.as_second()),
+    };
+    controller.reconcile_at(env, name, first + seconds(1)).await;
+    env.wait_for_jobs(&[&runs.first_job]).await;
+    env.wait_for_condition(name, "Available", "True", "JobsActive")
+        .await;
+    runs
+}
+
 #[tokio::test]
 async fn forbid_skips_a_run_while_a_job_is_active() {
     let env = TestEnv::new("cj-forbid").await;
     let controller = env.start_controller().await;
-    let cronjob = env
-        .create_cronjob("single", json!({"concurrencyPolicy": "Forbid"}))
-        .await;
-    let first = first_run_after_creation(&cronjob, "*/5 * * * *");
-    let second = first + seconds(300);
-    let first_job = format!("single-{}", first.as_second());
-    let second_job = format!("single-{}", second.as_second());
-
-    controller
-        .reconcile_at(&env, "single", first + seconds(1))
-        .await;
-    env.wait_for_jobs(&[&first_job]).await;
-    env.wait_for_condition("single", "Available", "True", "JobsActive")
-        .await;
+    let TwoRuns {
+        first,
+        second,
+        first_job,
+        second_job,
+    } = first_run_active(&env, &controller, "single", "Forbid").await;
 
     // The next run is due while the first Job is still active: skipped.
     controller
@@ -347,20 +373,12 @@ async fn forbid_skips_a_run_while_a_job_is_active() {
 async fn replace_deletes_the_active_job_before_starting_the_next() {
     let env = TestEnv::new("cj-replace").await;
     let controller = env.start_controller().await;
-    let cronjob = env
-        .create_cronjob("latest", json!({"concurrencyPolicy": "Replace"}))
-        .await;
-    let first = first_run_after_creation(&cronjob, "*/5 * * * *");
-    let second = first + seconds(300);
-    let first_job = format!("latest-{}", first.as_second());
-    let second_job = format!("latest-{}", second.as_second());
-
-    controller
-        .reconcile_at(&env, "latest", first + seconds(1))
-        .await;
-    env.wait_for_jobs(&[&first_job]).await;
-    env.wait_for_condition("latest", "Available", "True", "JobsActive")
-        .await;
+    let TwoRuns {
+        second,
+        first_job,
+        second_job,
+        ..
+    } = first_run_active(&env, &controller, "latest", "Replace").await;
 
     controller
         .reconcile_at(&env, "latest", second + seconds(1))
