@@ -216,9 +216,7 @@ async fn the_apiserver_applies_defaults_and_refuses_invalid_widgets_with_field_p
         created.data["spec"],
         json!({"size": 4, "color": "blue", "extra": {"kept": true}})
     );
-    let read: Widget =
-        serde_json::from_value(serde_json::to_value(widgets.get("plain").await.unwrap()).unwrap())
-            .unwrap();
+    let read: Widget = widgets.get("plain").await.unwrap().try_parse().unwrap();
     assert_eq!(
         read.spec,
         WidgetSpec {

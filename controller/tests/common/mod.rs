@@ -225,12 +225,7 @@ fn condition_json(type_: &str, at: Timestamp) -> Value {
 
 /// The CronJob's condition of this type.
 pub fn condition<'a>(cronjob: &'a CronJob, type_: &str) -> Option<&'a Condition> {
-    cronjob
-        .status
-        .as_ref()?
-        .conditions
-        .iter()
-        .find(|condition| condition.type_ == type_)
+    controller::cronjob::conditions::find(&cronjob.status.as_ref()?.conditions, type_)
 }
 
 /// A started manager running the CronJob controller, and its metrics.

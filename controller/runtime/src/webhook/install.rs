@@ -57,24 +57,20 @@ impl LoopbackRegistration {
         webhooks: &[Webhook],
         port: u16,
     ) -> Result<RegisteredWebhooks, kube::Error> {
-        let registered = RegisteredWebhooks {
+        let entries = |mutating: bool| -> Vec<Value> {
+            webhooks
+                .iter()
+                .filter(|webhook| webhook.mutating == mutating)
+                .map(|webhook| self.entry(webhook, port))
+                .collect()
+        };
+        apply::<MutatingWebhookConfiguration>(client, &self.name, &entries(true)).await?;
+        apply::<ValidatingWebhookConfiguration>(client, &self.name, &entries(false)).await?;
+        tracing::info!(name = %self.name, port, "webhook configurations registered on the loopback interface");
+        Ok(RegisteredWebhooks {
             client: client.clone(),
             name: self.name.clone(),
-        };
-        let (mutating, validating): (Vec<_>, Vec<_>) =
-            webhooks.iter().partition(|webhook| webhook.mutating);
-        let mutating: Vec<Value> = mutating
-            .into_iter()
-            .map(|webhook| self.entry(webhook, port))
-            .collect();
-        let validating: Vec<Value> = validating
-            .into_iter()
-            .map(|webhook| self.entry(webhook, port))
-            .collect();
-        apply::<MutatingWebhookConfiguration>(client, &self.name, &mutating).await?;
-        apply::<ValidatingWebhookConfiguration>(client, &self.name, &validating).await?;
-        tracing::info!(name = %self.name, port, "webhook configurations registered on the loopback interface");
-        Ok(registered)
+        })
     }
 
     fn entry(&self, webhook: &Webhook, port: u16) -> Value {

@@ -220,7 +220,7 @@ impl Webhooks {
 
     /// Answers one HTTP request: an AdmissionReview POSTed to a registered path.
     pub(crate) async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
-        let Some(handler) = self.routes.get(request.uri().path()).cloned() else {
+        let Some(handler) = self.routes.get(request.uri().path()) else {
             return text(StatusCode::NOT_FOUND, "404 page not found\n");
         };
         if request.method() != Method::POST {
@@ -337,7 +337,8 @@ fn decode<K: WebhookKind>(object: Option<&DynamicObject>) -> Result<(K, Value), 
     let object =
         object.ok_or_else(|| Refusal::bad_request(format!("the request carries no {kind}")))?;
     let received = serde_json::to_value(object).map_err(|err| Refusal::internal(&err))?;
-    let typed = serde_json::from_value(received.clone())
+    // Deserialised from a borrow: the received JSON is kept for the defaulting patch.
+    let typed = K::deserialize(&received)
         .map_err(|err| Refusal::bad_request(format!("cannot decode {kind}: {err}")))?;
     Ok((typed, received))
 }
