@@ -212,6 +212,8 @@ fn read_yaml<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T> {
 struct Built {
     resources: Vec<Resource>,
     configured_references: Vec<NameReference>,
+    /// The names of the `images` entries it and the kustomizations it includes declare.
+    declared_images: Vec<String>,
 }
 
 /// The kustomization file of `dir`, under any of the names kustomize accepts.
@@ -230,12 +232,18 @@ fn build_dir(dir: &Path, overrides: &Overrides, top: bool) -> Result<Built> {
 
     let mut resources = Vec::new();
     let mut configured_references = Vec::new();
+    let mut declared_images: Vec<String> = kustomization
+        .images
+        .iter()
+        .map(|image| image.name.clone())
+        .collect();
     for entry in &kustomization.resources {
         let path = dir.join(entry);
         if path.is_dir() {
             let built = build_dir(&path, overrides, false)?;
             resources.extend(built.resources);
             configured_references.extend(built.configured_references);
+            declared_images.extend(built.declared_images);
         } else {
             resources.extend(load_objects(&path)?);
         }
@@ -261,7 +269,7 @@ fn build_dir(dir: &Path, overrides: &Overrides, top: bool) -> Result<Built> {
     for labels in &kustomization.labels {
         add_labels(&mut resources, labels).with_context(|| context("labels"))?;
     }
-    let images = images(dir, &kustomization.images, overrides, top)?;
+    let images = images(&kustomization.images, &declared_images, overrides, top);
     for resource in &mut resources {
         set_images(&mut resource.value, &images);
     }
@@ -275,6 +283,7 @@ fn build_dir(dir: &Path, overrides: &Overrides, top: bool) -> Result<Built> {
     Ok(Built {
         resources,
         configured_references,
+        declared_images,
     })
 }
 
@@ -333,9 +342,15 @@ fn add_labels(resources: &mut [Resource], labels: &Labels) -> Result<()> {
 }
 
 /// The `images` entries of a kustomization with the command line's replacements; at the
-/// top, replacements no kustomization declares are added.
-fn images(dir: &Path, declared: &[Image], overrides: &Overrides, top: bool) -> Result<Vec<Image>> {
-    let mut images: Vec<Image> = declared
+/// top, the replacements that no kustomization of the tree declares (`declared_in_tree`
+/// names those declared) are added.
+fn images(
+    entries: &[Image],
+    declared_in_tree: &[String],
+    overrides: &Overrides,
+    top: bool,
+) -> Vec<Image> {
+    let mut images: Vec<Image> = entries
         .iter()
         .map(|image| {
             overrides
@@ -347,28 +362,15 @@ fn images(dir: &Path, declared: &[Image], overrides: &Overrides, top: bool) -> R
         })
         .collect();
     if top {
-        for set in &overrides.images {
-            if !declares_image(dir, &set.name)? {
-                images.push(set.clone());
-            }
-        }
+        images.extend(
+            overrides
+                .images
+                .iter()
+                .filter(|set| !declared_in_tree.contains(&set.name))
+                .cloned(),
+        );
     }
-    Ok(images)
-}
-
-/// Whether some kustomization below `dir` declares an `images` entry called `name`.
-fn declares_image(dir: &Path, name: &str) -> Result<bool> {
-    let kustomization: Kustomization = read_yaml(&kustomization_file(dir)?)?;
-    if kustomization.images.iter().any(|image| image.name == name) {
-        return Ok(true);
-    }
-    for entry in &kustomization.resources {
-        let path = dir.join(entry);
-        if path.is_dir() && declares_image(&path, name)? {
-            return Ok(true);
-        }
-    }
-    Ok(false)
+    images
 }
 
 fn load_objects(path: &Path) -> Result<Vec<Resource>> {

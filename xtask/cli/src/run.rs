@@ -20,6 +20,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
+use kube::config::Kubeconfig;
 use kubebuilder_envtest::{ControlPlane, assets};
 use kubebuilder_runtime::client::HttpClient;
 
@@ -38,7 +39,8 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let binary = build_manager(&crate::workspace_root(), false)?;
-    let local_plane = if cluster_configured() {
+    let kubeconfig = Kubeconfig::read().ok();
+    let local_plane = if cluster_configured(kubeconfig.as_ref()) {
         println!("xtask: using the cluster of the current kubeconfig");
         None
     } else {
@@ -63,7 +65,7 @@ pub fn run(args: Args) -> Result<()> {
     let probe_addr = flags.local_address("--health-probe-bind-address")?;
     flags.local_address("--webhook-port")?;
     let mut command = Command::new(&binary);
-    if local_plane.is_some() || apiserver_on_loopback() {
+    if local_plane.is_some() || kubeconfig.as_ref().is_some_and(apiserver_on_loopback) {
         flags.push("--register-webhooks-on-loopback");
     } else if std::env::var_os("ENABLE_WEBHOOKS").is_none() {
         println!(
@@ -99,19 +101,17 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// Whether a cluster is configured: `KUBECONFIG`, `~/.kube/config`, or running in a pod.
-fn cluster_configured() -> bool {
+/// Whether a cluster is configured: `KUBECONFIG`, a kubeconfig (`~/.kube/config`), or
+/// running in a pod.
+fn cluster_configured(kubeconfig: Option<&Kubeconfig>) -> bool {
     let set = |name| std::env::var_os(name).is_some_and(|value| !value.is_empty());
-    set("KUBECONFIG") || set("KUBERNETES_SERVICE_HOST") || kube::config::Kubeconfig::read().is_ok()
+    set("KUBECONFIG") || set("KUBERNETES_SERVICE_HOST") || kubeconfig.is_some()
 }
 
-/// Whether the current kubeconfig's apiserver runs on this machine (a loopback URL, as
+/// Whether the kubeconfig's current apiserver runs on this machine (a loopback URL, as
 /// `cargo xtask envtest start` writes): it can call webhooks served on loopback, so they are
 /// registered with it as with a control plane `run` starts itself.
-fn apiserver_on_loopback() -> bool {
-    let Ok(kubeconfig) = kube::config::Kubeconfig::read() else {
-        return false;
-    };
+fn apiserver_on_loopback(kubeconfig: &Kubeconfig) -> bool {
     let cluster = kubeconfig
         .current_context
         .as_deref()

@@ -10,7 +10,7 @@ use std::process::Command;
 
 use kubebuilder_cli::kustomize::{self, Overrides};
 
-use common::{kustomize, objects, repo_root};
+use common::{copy_tree, kustomize, objects, repo_root};
 
 fn run(command: &mut Command) -> String {
     let output = command.output().expect("running a command");
@@ -85,7 +85,7 @@ fn image_sets_the_manager_image_as_kustomize_edit_set_image_does() {
     let image = "registry.example.com:5000/team/manager:v1.2.3";
     // kustomize's way edits config/manager/kustomization.yaml: do it on a copy.
     let copy = tempfile::tempdir().unwrap();
-    copy_dir(&repo_root().join("config"), copy.path());
+    copy_tree(&repo_root().join("config"), copy.path(), &[]);
     run(Command::new(kustomize())
         .current_dir(copy.path().join("manager"))
         .args(["edit", "set", "image", &format!("controller={image}")]));
@@ -93,17 +93,4 @@ fn image_sets_the_manager_image_as_kustomize_edit_set_image_does() {
     let ours = ours(&dir, Some(image));
     assert_same_objects(&dir, &ours, &theirs(&copy.path().join("default")));
     assert!(ours.contains(&format!("image: {image}")));
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_dir(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
-    }
 }

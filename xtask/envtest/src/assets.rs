@@ -6,7 +6,6 @@
 //! `KUBEBUILDER_ASSETS`, the envtest convention, names a directory that already holds them.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -167,7 +166,7 @@ fn build_into(dir: &Path) -> Result<()> {
             started.elapsed().as_secs_f64()
         );
     }
-    fs::File::create(staging.join(STAMP_FILE))?.write_all(expected_stamp().as_bytes())?;
+    fs::write(staging.join(STAMP_FILE), expected_stamp())?;
     let _ = fs::remove_dir_all(dir);
     fs::rename(&staging, dir).with_context(|| format!("moving the build to {}", dir.display()))?;
     Ok(())

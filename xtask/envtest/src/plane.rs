@@ -1,7 +1,6 @@
 //! One control plane: etcd and kube-apiserver on free loopback ports, started with
 //! controller-runtime envtest's flags and PKI, stopped on drop.
 
-use std::fmt::Write as _;
 use std::fs;
 use std::net::{IpAddr, Ipv4Addr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -64,11 +63,12 @@ impl ControlPlane {
                 fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
                 (dir, false)
             }
-            None => (new_temp_dir()?, true),
+            None => {
+                let dir = new_temp_dir()?;
+                process::remove_dir_at_exit(&dir);
+                (dir, true)
+            }
         };
-        if owns_work_dir {
-            process::remove_dir_at_exit(&work_dir);
-        }
         let timeout = start_timeout();
 
         // A free port can be taken by someone else between our probe and the server's bind
@@ -428,13 +428,7 @@ fn wait_ready(apiserver: &mut Process, kubeconfig: &Kubeconfig, deadline: Instan
         })
     });
     while !probe.is_finished() {
-        if let Some(status) = apiserver.exited() {
-            bail!(
-                "{} exited ({status}) while starting; its log ends with:\n{}",
-                apiserver.name(),
-                apiserver.log_tail(20)
-            );
-        }
+        ensure_running(apiserver)?;
         std::thread::sleep(Duration::from_millis(50));
     }
     probe
@@ -448,13 +442,7 @@ fn wait_until(process: &mut Process, deadline: Instant, ready: impl Fn() -> bool
         if ready() {
             return Ok(());
         }
-        if let Some(status) = process.exited() {
-            bail!(
-                "{} exited ({status}) while starting; its log ends with:\n{}",
-                process.name(),
-                process.log_tail(20)
-            );
-        }
+        ensure_running(process)?;
         if Instant::now() > deadline {
             bail!(
                 "{} not ready before the deadline; its log ends with:\n{}",
@@ -464,6 +452,18 @@ fn wait_until(process: &mut Process, deadline: Instant, ready: impl Fn() -> bool
         }
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// An error quoting the end of its log when `process` has exited while starting.
+fn ensure_running(process: &mut Process) -> Result<()> {
+    if let Some(status) = process.exited() {
+        bail!(
+            "{} exited ({status}) while starting; its log ends with:\n{}",
+            process.name(),
+            process.log_tail(20)
+        );
+    }
+    Ok(())
 }
 
 /// A plain-HTTP GET on loopback that reports whether the answer was 200.
@@ -528,9 +528,7 @@ fn base64(text: &str) -> String {
 }
 
 fn kubeconfig_yaml(url: &str, ca_pem: &str, user: &CertPair) -> String {
-    let mut yaml = String::new();
-    let _ = write!(
-        yaml,
+    format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: envtest\n  cluster:\n    server: {url}\n    \
          certificate-authority-data: {ca}\nusers:\n- name: envtest\n  user:\n    client-certificate-data: {cert}\n    \
          client-key-data: {key}\ncontexts:\n- name: envtest\n  context:\n    cluster: envtest\n    user: envtest\n    \
@@ -538,6 +536,5 @@ fn kubeconfig_yaml(url: &str, ca_pem: &str, user: &CertPair) -> String {
         ca = base64(ca_pem),
         cert = base64(&user.cert_pem),
         key = base64(&user.key_pem),
-    );
-    yaml
+    )
 }

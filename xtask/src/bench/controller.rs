@@ -66,14 +66,7 @@ pub fn run(args: Args, release: bool) -> Result<()> {
     let plane = ControlPlane::start()?;
     let runtime = tokio::runtime::Runtime::new()?;
     let figures = runtime.block_on(measure(&plane, &binary, args.cronjobs))?;
-    let table = table(&figures, release);
-    print!("{table}");
-    let dir = super::output_dir();
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let path = dir.join("controller.md");
-    std::fs::write(&path, &table).with_context(|| format!("writing {}", path.display()))?;
-    eprintln!("xtask: figures written to {}", path.display());
-    Ok(())
+    super::publish(&table(&figures, release), "controller.md")
 }
 
 async fn measure(plane: &ControlPlane, binary: &std::path::Path, count: usize) -> Result<Figures> {
@@ -85,8 +78,7 @@ async fn measure(plane: &ControlPlane, binary: &std::path::Path, count: usize) -
 
     let probe_port = free_port()?;
     let metrics_addr = SocketAddr::from(([127, 0, 0, 1], free_port()?));
-    let log_path = super::output_dir().join("controller-manager.log");
-    std::fs::create_dir_all(super::output_dir())?;
+    let log_path = super::output_dir()?.join("controller-manager.log");
     let log = std::fs::File::create(&log_path)?;
     let mut command = Command::new(binary);
     command

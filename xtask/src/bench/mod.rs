@@ -53,7 +53,18 @@ fn rerun_in_release() -> Result<()> {
     Ok(())
 }
 
-/// Where benchmarks keep their figures.
-fn output_dir() -> std::path::PathBuf {
-    kubebuilder_cli::workspace_root().join("target/bench")
+/// Where benchmarks keep their figures (and logs), created if missing.
+fn output_dir() -> Result<std::path::PathBuf> {
+    let dir = kubebuilder_cli::workspace_root().join("target/bench");
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    Ok(dir)
+}
+
+/// Prints a benchmark's table of figures and keeps it as `file` in [`output_dir`].
+fn publish(table: &str, file: &str) -> Result<()> {
+    print!("{table}");
+    let path = output_dir()?.join(file);
+    std::fs::write(&path, table).with_context(|| format!("writing {}", path.display()))?;
+    eprintln!("xtask: figures written to {}", path.display());
+    Ok(())
 }

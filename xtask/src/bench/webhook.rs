@@ -43,14 +43,7 @@ pub fn run(args: Args) -> Result<()> {
     let plane = ControlPlane::start()?;
     let runtime = tokio::runtime::Runtime::new()?;
     let measurements = runtime.block_on(measure(&plane, args.requests))?;
-    let table = table(&measurements, args.requests);
-    print!("{table}");
-    let dir = super::output_dir();
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let path = dir.join("webhook.md");
-    std::fs::write(&path, &table).with_context(|| format!("writing {}", path.display()))?;
-    eprintln!("xtask: figures written to {}", path.display());
-    Ok(())
+    super::publish(&table(&measurements, args.requests), "webhook.md")
 }
 
 async fn measure(plane: &ControlPlane, requests: usize) -> Result<Vec<Measurement>> {

@@ -64,9 +64,8 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
         }
         // Another version of the kind has the plural already: the versions of a CRD share it.
         let other_version_plural = project
-            .resources
-            .iter()
-            .find(|r| r.domain == project.domain && r.group == *group && r.kind == *kind)
+            .versions_of(group, kind)
+            .next()
             .and_then(|r| r.plural.clone());
         Kind {
             group: group.clone(),
@@ -91,9 +90,9 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
     };
     if args.controller
         && !args.force
-        && project.resources.iter().any(|r| {
-            r.domain == kind.domain && r.group == kind.group && r.kind == kind.kind && r.controller
-        })
+        && project
+            .versions_of(&kind.group, &kind.kind)
+            .any(|r| r.controller)
     {
         bail!(
             "a controller for {} ({full_group}) already exists (see PROJECT); pass --force to \

@@ -102,14 +102,21 @@ impl Project {
         format!("{HEADER}{}", kubebuilder::yaml::to_yaml(&value))
     }
 
+    /// The entries of `group`/`kind` in this project's domain, one per version.
+    pub fn versions_of<'a>(
+        &'a self,
+        group: &str,
+        kind: &str,
+    ) -> impl Iterator<Item = &'a Resource> {
+        self.resources.iter().filter(move |resource| {
+            resource.domain == self.domain && resource.group == group && resource.kind == kind
+        })
+    }
+
     /// The entry of `group`/`version`/`kind` in this project's domain.
     pub fn resource(&self, group: &str, version: &str, kind: &str) -> Option<&Resource> {
-        self.resources.iter().find(|resource| {
-            resource.domain == self.domain
-                && resource.group == group
-                && resource.version == version
-                && resource.kind == kind
-        })
+        self.versions_of(group, kind)
+            .find(|resource| resource.version == version)
     }
 
     /// The entry of `group`/`version`/`kind`, added if missing.

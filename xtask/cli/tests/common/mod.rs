@@ -62,20 +62,22 @@ const NOT_COPIED: &[&str] = &["target", "dist", ".git"];
 /// Copies this repository's sources into `to`, keeping modification times (so that the
 /// unchanged crates of a copy made again at the same place are not built again).
 pub fn copy_repo(to: &Path) {
-    copy_tree(&repo_root(), to, true);
+    copy_tree(&repo_root(), to, NOT_COPIED);
 }
 
-fn copy_tree(from: &Path, to: &Path, top: bool) {
+/// Copies the tree at `from` into `to`, leaving out the entries of `from` itself named in
+/// `skipped`; modification times are kept.
+pub fn copy_tree(from: &Path, to: &Path, skipped: &[&str]) {
     fs::create_dir_all(to).unwrap();
     for entry in fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
         let name = entry.file_name();
-        if top && NOT_COPIED.iter().any(|skipped| name == *skipped) {
+        if skipped.iter().any(|skipped| name == *skipped) {
             continue;
         }
         let (source, target) = (entry.path(), to.join(&name));
         if entry.file_type().unwrap().is_dir() {
-            copy_tree(&source, &target, false);
+            copy_tree(&source, &target, &[]);
         } else {
             fs::copy(&source, &target).unwrap();
             let modified = entry.metadata().unwrap().modified().unwrap();
