@@ -88,7 +88,7 @@ pub async fn admission_load(
 }
 
 /// The nearest-rank percentile of sorted samples (zero when there are none).
-fn percentile(sorted: &[Duration], percent: usize) -> Duration {
+pub fn percentile(sorted: &[Duration], percent: usize) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;
     }
@@ -107,5 +107,8 @@ mod tests {
         assert_eq!(percentile(&samples, 99), Duration::from_millis(99));
         assert_eq!(percentile(&samples[..1], 99), Duration::from_millis(1));
         assert_eq!(percentile(&[], 50), Duration::ZERO);
+        let samples: Vec<Duration> = (1..=200).map(Duration::from_millis).collect();
+        assert_eq!(percentile(&samples, 50), Duration::from_millis(100));
+        assert_eq!(percentile(&samples, 99), Duration::from_millis(198));
     }
 }

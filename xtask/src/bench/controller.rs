@@ -27,6 +27,7 @@ use kube::api::{Api, ListParams, PostParams};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Client, ResourceExt as _};
 use kubebuilder_envtest::{ControlPlane, assets};
+use kubebuilder_runtime::bench::percentile;
 use kubebuilder_runtime::client::HttpClient;
 use serde_json::json;
 
@@ -294,15 +295,6 @@ fn memory_of(pid: u32) -> Option<(u64, u64)> {
     Some((field("VmRSS:")?, field("VmHWM:")?))
 }
 
-/// The nearest-rank percentile of sorted samples.
-fn percentile(sorted: &[Duration], percent: usize) -> Duration {
-    if sorted.is_empty() {
-        return Duration::ZERO;
-    }
-    let rank = (sorted.len() * percent).div_ceil(100).max(1);
-    sorted[rank - 1]
-}
-
 fn table(figures: &Figures, release: bool) -> String {
     let mut delays = figures.schedule_delays.clone();
     delays.sort_unstable();
@@ -358,17 +350,4 @@ fn table(figures: &Figures, release: bool) -> String {
         figures.minute
     );
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn nearest_rank_percentiles() {
-        let samples: Vec<Duration> = (1..=200).map(Duration::from_millis).collect();
-        assert_eq!(percentile(&samples, 50), Duration::from_millis(100));
-        assert_eq!(percentile(&samples, 99), Duration::from_millis(198));
-        assert_eq!(percentile(&[], 99), Duration::ZERO);
-    }
 }
