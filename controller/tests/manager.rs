@@ -12,7 +12,7 @@ use common::{Controller, TIMEOUT, TestEnv, eventually, first_run_after_creation}
 use jiff::SignedDuration;
 use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
 use k8s_openapi::api::core::v1::ServiceAccount;
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleBinding};
+use k8s_openapi::api::rbac::v1::{ClusterRole, RoleBinding};
 use kube::Client;
 use kube::api::{Api, PostParams};
 use kubebuilder_runtime::client::HttpClient;
@@ -87,25 +87,6 @@ async fn only_the_leader_reconciles_and_a_handover_never_runs_a_schedule_twice()
     follower.shutdown().await;
 }
 
-/// Binds a cluster role to a service account, cluster-wide.
-async fn bind_cluster_role(client: &Client, role: ClusterRole, namespace: &str, account: &str) {
-    let name = role.metadata.name.clone().unwrap();
-    Api::<ClusterRole>::all(client.clone())
-        .create(&PostParams::default(), &role)
-        .await
-        .unwrap();
-    let binding: ClusterRoleBinding = serde_json::from_value(json!({
-        "metadata": {"name": name},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-        "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}]
-    }))
-    .unwrap();
-    Api::<ClusterRoleBinding>::all(client.clone())
-        .create(&PostParams::default(), &binding)
-        .await
-        .unwrap();
-}
-
 #[tokio::test]
 async fn metrics_need_an_authorized_token_and_count_the_reconciles() {
     let env = TestEnv::new("cj-metrics").await;
@@ -139,7 +120,10 @@ async fn metrics_need_an_authorized_token_and_count_the_reconciles() {
         "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
     }))
     .unwrap();
-    bind_cluster_role(&env.client, reader, &env.namespace, "prometheus").await;
+    kubebuilder_envtest::shared()
+        .grant_cluster_role(&reader, &env.namespace, "prometheus")
+        .await
+        .unwrap();
     // RBAC reaches the authorizer through its informers: allow a moment.
     let scraped = eventually("the metrics-reader binding to apply", TIMEOUT, || async {
         let reply = scraper.get("/metrics", Some(&prometheus)).await.unwrap();

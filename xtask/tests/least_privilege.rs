@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Secret, ServiceAccount};
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleRef, Subject};
+use k8s_openapi::api::rbac::v1::ClusterRole;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::{
@@ -70,11 +70,6 @@ async fn the_generated_role_allows_the_controllers_calls_and_nothing_else() {
         "the controller's rules all belong to one ClusterRole"
     );
     let role: ClusterRole = serde_json::from_value(roles[0].clone()).unwrap();
-    let role_name = role.metadata.name.clone().unwrap();
-    Api::<ClusterRole>::all(admin.clone())
-        .create(&PostParams::default(), &role)
-        .await
-        .unwrap();
     let account = ServiceAccount {
         metadata: ObjectMeta {
             name: Some(SERVICE_ACCOUNT.into()),
@@ -86,25 +81,8 @@ async fn the_generated_role_allows_the_controllers_calls_and_nothing_else() {
         .create(&PostParams::default(), &account)
         .await
         .unwrap();
-    let binding = ClusterRoleBinding {
-        metadata: ObjectMeta {
-            name: Some(format!("{role_name}-{namespace}")),
-            ..Default::default()
-        },
-        role_ref: RoleRef {
-            api_group: Some("rbac.authorization.k8s.io".into()),
-            kind: "ClusterRole".into(),
-            name: role_name,
-        },
-        subjects: Some(vec![Subject {
-            kind: "ServiceAccount".into(),
-            name: SERVICE_ACCOUNT.into(),
-            namespace: Some(namespace.clone()),
-            ..Default::default()
-        }]),
-    };
-    Api::<ClusterRoleBinding>::all(admin.clone())
-        .create(&PostParams::default(), &binding)
+    plane
+        .grant_cluster_role(&role, &namespace, SERVICE_ACCOUNT)
         .await
         .unwrap();
 

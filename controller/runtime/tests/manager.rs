@@ -11,7 +11,7 @@ use std::time::Duration;
 use common::{eventually, test_args};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
+use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
@@ -170,30 +170,6 @@ async fn readyz_waits_for_the_cache_and_the_namespace_flag_scopes_the_watch() {
     running.shutdown().await.unwrap();
 }
 
-/// The kubebuilder `metrics-reader` role, bound to one service account.
-async fn grant_metrics_reader(client: &Client, namespace: &str, account: &str) {
-    let name = format!("{namespace}-metrics-reader");
-    let role: ClusterRole = serde_json::from_value(json!({
-        "metadata": {"name": name},
-        "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
-    }))
-    .unwrap();
-    Api::<ClusterRole>::all(client.clone())
-        .create(&PostParams::default(), &role)
-        .await
-        .unwrap();
-    let binding: ClusterRoleBinding = serde_json::from_value(json!({
-        "metadata": {"name": name},
-        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
-        "subjects": [{"kind": "ServiceAccount", "name": account, "namespace": namespace}]
-    }))
-    .unwrap();
-    Api::<ClusterRoleBinding>::all(client.clone())
-        .create(&PostParams::default(), &binding)
-        .await
-        .unwrap();
-}
-
 #[tokio::test]
 async fn errors_are_retried_and_secure_metrics_need_an_authorized_token() {
     let plane = shared();
@@ -250,7 +226,16 @@ async fn errors_are_retried_and_secure_metrics_need_an_authorized_token() {
         .service_account_token(&namespace, "prometheus")
         .await
         .unwrap();
-    grant_metrics_reader(&client, &namespace, "prometheus").await;
+    // The kubebuilder `metrics-reader` role.
+    let reader: ClusterRole = serde_json::from_value(json!({
+        "metadata": {"name": format!("{namespace}-metrics-reader")},
+        "rules": [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}]
+    }))
+    .unwrap();
+    plane
+        .grant_cluster_role(&reader, &namespace, "prometheus")
+        .await
+        .unwrap();
     // RBAC reaches the authorizer through its informers: allow a moment.
     let metrics = eventually(
         "the metrics-reader binding to apply",

@@ -10,6 +10,7 @@ use anyhow::{Context, Result, bail};
 use base64::Engine as _;
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
+use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleRef, Subject};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -226,6 +227,49 @@ impl ControlPlane {
             .status
             .and_then(|status| status.token)
             .context("the TokenRequest returned no token")
+    }
+
+    /// Creates `role` and binds it, cluster-wide, to service account `namespace/account`
+    /// (which need not exist yet). The authorizer sees the binding shortly after, not at
+    /// once: callers wait for its effect.
+    pub async fn grant_cluster_role(
+        &self,
+        role: &ClusterRole,
+        namespace: &str,
+        account: &str,
+    ) -> Result<()> {
+        let client = self.client().await?;
+        let role_name = role
+            .metadata
+            .name
+            .clone()
+            .context("ClusterRole without a name")?;
+        Api::<ClusterRole>::all(client.clone())
+            .create(&PostParams::default(), role)
+            .await
+            .with_context(|| format!("creating ClusterRole {role_name}"))?;
+        let binding = ClusterRoleBinding {
+            metadata: ObjectMeta {
+                name: Some(format!("{role_name}-{namespace}-{account}")),
+                ..Default::default()
+            },
+            role_ref: RoleRef {
+                api_group: Some("rbac.authorization.k8s.io".into()),
+                kind: "ClusterRole".into(),
+                name: role_name.clone(),
+            },
+            subjects: Some(vec![Subject {
+                kind: "ServiceAccount".into(),
+                name: account.into(),
+                namespace: Some(namespace.into()),
+                ..Default::default()
+            }]),
+        };
+        Api::<ClusterRoleBinding>::all(client)
+            .create(&PostParams::default(), &binding)
+            .await
+            .with_context(|| format!("binding ClusterRole {role_name} to {namespace}/{account}"))?;
+        Ok(())
     }
 
     /// Applies the CRDs (server-side apply) and waits until each is Established.
