@@ -31,7 +31,6 @@ pub enum Kind {
 }
 
 pub struct Field {
-    pub ident: Option<Ident>,
     pub ty: Type,
     pub json_name: String,
     pub doc: String,
@@ -283,7 +282,6 @@ fn parse_field(field: &mut syn::Field, errors: &mut Errors) -> Option<Field> {
         })
         .unwrap_or_default();
     Some(Field {
-        ident: field.ident.clone(),
         is_option: types::option_inner(&field.ty).is_some(),
         is_bytes: types::is_bytes(&field.ty),
         ty: field.ty.clone(),
@@ -356,12 +354,15 @@ impl ApiType {
                     None => {
                         let known: Vec<&str> =
                             fields.iter().map(|f| f.json_name.as_str()).collect();
-                        let mut message = format!(
-                            "`{}` names `{name}`, which is not a field of {}",
-                            marker.name, self.ident
+                        errors.push(
+                            marker.span,
+                            format!(
+                                "`{}` names `{name}`, which is not a field of {} (fields: {})",
+                                marker.name,
+                                self.ident,
+                                known.join(", ")
+                            ),
                         );
-                        message.push_str(&format!(" (fields: {})", known.join(", ")));
-                        errors.push(marker.span, message);
                     }
                     Some(field) if field.required() => {
                         let span = field.markers.required_span.unwrap_or(marker.span);
@@ -453,11 +454,11 @@ impl ApiType {
     /// serde attributes for Kubernetes conventions: `None` omitted, optional fields
     /// defaulted when absent and omitted when empty, bytes as base64.
     fn add_serde_attributes(&mut self) {
-        let fields: Vec<(bool, TokenStream)> = self
+        let attributes: Vec<Option<TokenStream>> = self
             .fields()
             .iter()
             .map(|field| {
-                let attr = if field.serde_handles_absence {
+                if field.serde_handles_absence {
                     None
                 } else if field.is_bytes && field.is_option {
                     Some(quote!(#[serde(default, with = "::kubebuilder::__private::base64::option", skip_serializing_if = "::core::option::Option::is_none")]))
@@ -469,21 +470,19 @@ impl ApiType {
                     Some(quote!(#[serde(default, skip_serializing_if = "::kubebuilder::__private::is_default")]))
                 } else {
                     None
-                };
-                (field.ident.is_some(), attr.unwrap_or_default())
+                }
             })
             .collect();
         let Item::Struct(item) = &mut self.item else {
             return;
         };
         // Skipped fields have no `Field`; pair the attributes with the remaining ones.
-        let mut attributes = fields.into_iter().map(|(_, attr)| attr);
+        let mut attributes = attributes.into_iter();
         for field in item.fields.iter_mut() {
             if is_serde_skipped(&field.attrs) {
                 continue;
             }
-            let attr = attributes.next().unwrap_or_default();
-            if !attr.is_empty() {
+            if let Some(attr) = attributes.next().flatten() {
                 field.attrs.push(syn::parse_quote!(#attr));
             }
         }
@@ -581,11 +580,11 @@ impl ApiType {
             _ => quote!(<#ident as ::kubebuilder::schema::Schema>::SHAPE),
         };
         checks.extend(self.markers.checks(&own_shape));
-        for field in self.fields() {
-            if matches!(self.shape, Kind::Newtype(_)) {
-                break; // a newtype's only field carries no markers of its own
+        // Field markers; a newtype's only field carries no markers of its own.
+        if let Kind::Struct(fields) = &self.shape {
+            for field in fields {
+                checks.extend(field.markers.checks(&field.shape()));
             }
-            checks.extend(field.markers.checks(&field.shape()));
         }
         checks
     }

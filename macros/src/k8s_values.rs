@@ -1,5 +1,6 @@
-//! Checks of Kubernetes values shared by `#[kubebuilder::rbac]` and `#[kubebuilder::webhook]`:
-//! what the apiserver or controller-gen would refuse later is refused at compile time.
+//! Checks of Kubernetes values shared by `#[kubebuilder::rbac]`, `#[kubebuilder::webhook]` and
+//! `#[kubebuilder::resource]`: what the apiserver or controller-gen would refuse later is
+//! refused at compile time.
 
 use syn::LitStr;
 
@@ -44,25 +45,28 @@ pub enum DnsName {
     Subdomain,
 }
 
+/// An RFC 1123 label: at most 63 lower-case alphanumerics or '-', starting and ending with
+/// an alphanumeric.
+pub fn is_dns_label(label: &str) -> bool {
+    let alphanumeric = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    !label.is_empty()
+        && label.len() <= 63
+        && label.chars().all(|c| alphanumeric(c) || c == '-')
+        && label.starts_with(alphanumeric)
+        && label.ends_with(alphanumeric)
+}
+
 /// Refuses a name the apiserver would refuse, spelling out the rule.
 pub fn check_dns_name(literal: &LitStr, what: &str, shape: DnsName, errors: &mut Errors) {
     let value = literal.value();
-    let alphanumeric = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-    let label_ok = |label: &str| {
-        !label.is_empty()
-            && label.len() <= 63
-            && label.chars().all(|c| alphanumeric(c) || c == '-')
-            && label.starts_with(alphanumeric)
-            && label.ends_with(alphanumeric)
-    };
     let (valid, rule) = match shape {
         DnsName::Label => (
-            label_ok(&value),
+            is_dns_label(&value),
             "lower-case alphanumerics or '-', starting and ending with an alphanumeric, \
              at most 63 characters",
         ),
         DnsName::Subdomain => (
-            value.len() <= 253 && value.split('.').all(label_ok),
+            value.len() <= 253 && value.split('.').all(is_dns_label),
             "dot-separated labels of lower-case alphanumerics or '-', each starting and \
              ending with an alphanumeric, at most 253 characters",
         ),

@@ -7,6 +7,7 @@ mod k8s_values;
 mod markers;
 mod rbac;
 mod resource;
+mod tokens;
 mod types;
 mod webhook;
 

@@ -9,6 +9,7 @@ use quote::{ToTokens, quote, quote_spanned};
 use syn::LitStr;
 
 use crate::args::{Arg, Errors, Value};
+use crate::tokens::optional;
 
 /// Where an attribute sits.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -88,7 +89,7 @@ impl ToTokens for Literal {
 }
 
 /// An `x_validation(...)` rule.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Rule {
     rule: String,
     message: Option<String>,
@@ -175,7 +176,6 @@ impl Marker {
 impl ToTokens for Marker {
     fn to_tokens(&self, tokens: &mut TokenStream) {
         let m = quote!(::kubebuilder::schema::Marker);
-        let strings = |list: &Vec<String>| quote!(&[#(#list),*]);
         tokens.extend(match self {
             Marker::Maximum(v) => quote!(#m::Maximum(#v)),
             Marker::Minimum(v) => quote!(#m::Minimum(#v)),
@@ -197,19 +197,12 @@ impl ToTokens for Marker {
             Marker::EmbeddedResource => quote!(#m::EmbeddedResource),
             Marker::IntOrString => quote!(#m::IntOrString),
             Marker::XValidation(rule) => {
-                let option = |value: &Option<String>| match value {
-                    Some(value) => quote!(::core::option::Option::Some(#value)),
-                    None => quote!(::core::option::Option::None),
-                };
                 let text = &rule.rule;
-                let message = option(&rule.message);
-                let message_expression = option(&rule.message_expression);
-                let reason = option(&rule.reason);
-                let field_path = option(&rule.field_path);
-                let optional_old_self = match rule.optional_old_self {
-                    Some(b) => quote!(::core::option::Option::Some(#b)),
-                    None => quote!(::core::option::Option::None),
-                };
+                let message = optional(rule.message.as_ref());
+                let message_expression = optional(rule.message_expression.as_ref());
+                let reason = optional(rule.reason.as_ref());
+                let field_path = optional(rule.field_path.as_ref());
+                let optional_old_self = optional(rule.optional_old_self);
                 quote!(#m::XValidation(::kubebuilder::schema::Rule {
                     rule: #text,
                     message: #message,
@@ -219,18 +212,9 @@ impl ToTokens for Marker {
                     optional_old_self: #optional_old_self,
                 }))
             }
-            Marker::AtMostOneOf(fields) => {
-                let fields = strings(fields);
-                quote!(#m::AtMostOneOf(#fields))
-            }
-            Marker::ExactlyOneOf(fields) => {
-                let fields = strings(fields);
-                quote!(#m::ExactlyOneOf(#fields))
-            }
-            Marker::AtLeastOneOf(fields) => {
-                let fields = strings(fields);
-                quote!(#m::AtLeastOneOf(#fields))
-            }
+            Marker::AtMostOneOf(fields) => quote!(#m::AtMostOneOf(&[#(#fields),*])),
+            Marker::ExactlyOneOf(fields) => quote!(#m::ExactlyOneOf(&[#(#fields),*])),
+            Marker::AtLeastOneOf(fields) => quote!(#m::AtLeastOneOf(&[#(#fields),*])),
             Marker::Nullable => quote!(#m::Nullable),
             Marker::Default(value) => quote!(#m::Default(#value)),
             Marker::DefaultJson(value) => quote!(#m::DefaultJson(#value)),
@@ -752,14 +736,7 @@ fn parse_rule(arg: &Arg, args: &[Arg], errors: &mut Errors) -> Option<Rule> {
         "FieldValueForbidden",
         "FieldValueDuplicate",
     ];
-    let mut rule = Rule {
-        rule: String::new(),
-        message: None,
-        message_expression: None,
-        reason: None,
-        field_path: None,
-        optional_old_self: None,
-    };
+    let mut rule = Rule::default();
     let mut has_rule = false;
     for inner in args {
         let string = |errors: &mut Errors| inner.string(errors).map(|s| s.value());

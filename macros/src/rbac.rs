@@ -13,6 +13,7 @@ use syn::{Item, LitStr};
 
 use crate::args::{self, Arg, Errors, Once, closest};
 use crate::k8s_values::{DnsName, check_dns_name, did_you_mean, type_ident};
+use crate::tokens::optional;
 
 const ARGUMENTS: &[&str] = &[
     "groups",
@@ -243,12 +244,8 @@ fn generate(rule: &Rule) -> TokenStream {
         namespace,
         role_name,
     } = rule;
-    let optional = |value: &Option<String>| match value {
-        Some(value) => quote!(::core::option::Option::Some(#value)),
-        None => quote!(::core::option::Option::None),
-    };
-    let namespace = optional(namespace);
-    let role_name = optional(role_name);
+    let namespace = optional(namespace.as_ref());
+    let role_name = optional(role_name.as_ref());
     quote! {
         ::kubebuilder::__private::inventory::submit! {
             ::kubebuilder::rbac::Rule {

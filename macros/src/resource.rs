@@ -9,7 +9,9 @@ use syn::{Ident, Item, LitStr};
 
 use crate::args::{self, Arg, Errors, Once};
 use crate::item;
+use crate::k8s_values::is_dns_label;
 use crate::markers::{self, Markers, Target};
+use crate::tokens::optional;
 
 /// The resource-level arguments.
 #[derive(Default)]
@@ -228,16 +230,7 @@ fn checked(
 }
 
 fn check_group(group: &str) -> Result<(), String> {
-    let label_ok = |label: &str| {
-        !label.is_empty()
-            && label.len() <= 63
-            && label
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-            && !label.starts_with('-')
-            && !label.ends_with('-')
-    };
-    if group.contains('.') && group.split('.').all(label_ok) {
+    if group.contains('.') && group.split('.').all(is_dns_label) {
         Ok(())
     } else {
         Err(format!(
@@ -601,8 +594,8 @@ impl Resource {
                 format,
                 priority,
             } = c;
-            let description = option_str(description.as_ref());
-            let format = option_str(format.as_ref());
+            let description = optional(description.as_ref());
+            let format = optional(format.as_ref());
             quote!(::kubebuilder::crd::PrinterColumn {
                 name: #name, type_: #type_, json_path: #json_path,
                 description: #description, format: #format, priority: #priority,
@@ -614,7 +607,7 @@ impl Resource {
                 status_path,
                 selector_path,
             }) => {
-                let selector_path = option_str(selector_path.as_ref());
+                let selector_path = optional(selector_path.as_ref());
                 quote!(::core::option::Option::Some(::kubebuilder::crd::Scale {
                     spec_path: #spec_path, status_path: #status_path, selector_path: #selector_path,
                 }))
@@ -623,7 +616,7 @@ impl Resource {
         };
         let deprecated = match &self.deprecated {
             Some(warning) => {
-                let warning = option_str(warning.as_ref());
+                let warning = optional(warning.as_ref());
                 quote!(::core::option::Option::Some(#warning))
             }
             None => quote!(::core::option::Option::None),
@@ -790,12 +783,5 @@ impl Resource {
 
             #checks
         }
-    }
-}
-
-fn option_str(value: Option<&LitStr>) -> TokenStream {
-    match value {
-        Some(value) => quote!(::core::option::Option::Some(#value)),
-        None => quote!(::core::option::Option::None),
     }
 }

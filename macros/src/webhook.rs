@@ -9,12 +9,13 @@
 //! through for the apiserver to refuse; here all of them are compile errors.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{ToTokens, quote};
+use quote::quote;
 use syn::spanned::Spanned;
 use syn::{Ident, Item, LitStr};
 
 use crate::args::{self, Arg, Errors, Once, closest};
 use crate::k8s_values::{DnsName, check_dns_name, did_you_mean, one_of, type_ident};
+use crate::tokens::optional;
 
 const ARGUMENTS: &[&str] = &[
     "path",
@@ -634,13 +635,6 @@ fn generate(ident: &Ident, webhook: &Webhook) -> TokenStream {
         ::kubebuilder::__private::inventory::submit! {
             <#ident as ::kubebuilder::webhook::Declared>::WEBHOOK
         }
-    }
-}
-
-fn optional<T: ToTokens>(value: Option<T>) -> TokenStream {
-    match value {
-        Some(value) => quote!(::core::option::Option::Some(#value)),
-        None => quote!(::core::option::Option::None),
     }
 }
 

@@ -9,6 +9,7 @@
 //! controller-gen writes for the equivalent `+kubebuilder:rbac` markers.
 
 use std::collections::BTreeMap;
+use std::collections::btree_map::Entry;
 
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule, Role};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -154,13 +155,14 @@ pub fn normalize_rules(rules: impl IntoIterator<Item = PolicyRule>) -> Vec<Polic
             }
         }
         rule.normalize();
-        match by_key.get_mut(&rule.key()) {
-            Some(existing) => {
+        match by_key.entry(rule.key()) {
+            Entry::Occupied(mut existing) => {
+                let existing = existing.get_mut();
                 existing.verbs.append(&mut rule.verbs);
                 existing.normalize();
             }
-            None => {
-                by_key.insert(rule.key(), rule);
+            Entry::Vacant(slot) => {
+                slot.insert(rule);
             }
         }
     }
@@ -270,15 +272,15 @@ impl WorkingRule {
 /// Merges the rules that are equal except for `field` by concatenating that field.
 fn merge_on(rules: BTreeMap<String, WorkingRule>, field: Field) -> BTreeMap<String, WorkingRule> {
     let mut groups: BTreeMap<String, WorkingRule> = BTreeMap::new();
-    for rule in rules.into_values() {
-        match groups.get_mut(&rule.key_without(field)) {
-            Some(merged) => {
-                let mut extra = rule;
-                merged.list_mut(field).append(extra.list_mut(field));
+    for mut rule in rules.into_values() {
+        match groups.entry(rule.key_without(field)) {
+            Entry::Occupied(mut merged) => {
+                let merged = merged.get_mut();
+                merged.list_mut(field).append(rule.list_mut(field));
                 merged.normalize();
             }
-            None => {
-                groups.insert(rule.key_without(field), rule);
+            Entry::Vacant(slot) => {
+                slot.insert(rule);
             }
         }
     }

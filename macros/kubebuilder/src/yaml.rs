@@ -232,29 +232,15 @@ fn literal_allowed(s: &str) -> bool {
 
 /// Would the plain scalar resolve to a non-string (bool, null, number, timestamp)?
 fn reads_as_other_type(s: &str) -> bool {
-    const KEYWORDS: [&str; 22] = [
+    const KEYWORDS: &[&str] = &[
         "", "~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE", "yes",
-        "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off",
+        "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF", "y", "Y", "n", "N",
+        ".nan", ".NaN", ".NAN", "<<",
     ];
-    if KEYWORDS.contains(&s)
-        || matches!(
-            s,
-            "OFF"
-                | "y"
-                | "Y"
-                | "n"
-                | "N"
-                | ".inf"
-                | ".Inf"
-                | ".INF"
-                | ".nan"
-                | ".NaN"
-                | ".NAN"
-                | "<<"
-        )
-    {
+    if KEYWORDS.contains(&s) {
         return true;
     }
+    // Infinity, signed or not.
     let unsigned = s.strip_prefix(['-', '+']).unwrap_or(s);
     if matches!(unsigned, ".inf" | ".Inf" | ".INF") {
         return true;

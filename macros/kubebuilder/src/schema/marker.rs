@@ -1,7 +1,7 @@
 //! The schema markers as values: what `#[kubebuilder(...)]` on a field and
 //! `#[kubebuilder::schema(...)]` on a type record, and how each one changes a schema node.
 //! The values are `const`-constructible so that the same data drives the compile-time
-//! checks (`check.rs`) and the schema built at run time.
+//! checks (`shape.rs`) and the schema built at run time.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     ExternalDocumentation, JSON, JSONSchemaProps, ValidationRule,

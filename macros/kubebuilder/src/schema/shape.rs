@@ -228,11 +228,11 @@ pub const fn check_marker(shape: &Shape, name: &str, marker: &Marker) -> Option<
         | Marker::MinItems(_)
         | Marker::UniqueItems(_)
         | Marker::ListType(_)
+        | Marker::ListMapKey(_)
             if !shape.is("array") =>
         {
             "an array"
         }
-        Marker::ListMapKey(_) if !shape.is("array") => "an array",
         Marker::MaxProperties(_) | Marker::MinProperties(_) | Marker::MapType(_)
             if !shape.is("object") =>
         {
@@ -471,7 +471,7 @@ pub const fn check_json_path(root: &Shape, what: &str, path: &str) -> Option<Mes
             match shape.items {
                 Some(items) => shape = items,
                 None => {
-                    let (walked, _) = path.as_bytes().split_at(at);
+                    let (walked, _) = bytes.split_at(at);
                     return Some(
                         Message::new(what)
                             .push(" `")
