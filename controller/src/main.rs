@@ -3,12 +3,8 @@
 //! probes and metrics. `cargo xtask create api` and `cargo xtask create webhook` register
 //! new ones at the `+kubebuilder:scaffold` markers.
 
-use std::path::PathBuf;
-
 use anyhow::{Context as _, Result};
 use clap::{ArgAction, Parser};
-use kubebuilder_runtime::certs::write_loopback_serving_certificate;
-use kubebuilder_runtime::webhook::LoopbackRegistration;
 use kubebuilder_runtime::{Manager, ManagerArgs};
 
 /// The leader-election Lease name, as kubebuilder derives it: a hash of the project
@@ -39,19 +35,8 @@ struct Cli {
 
 #[tokio::main]
 async fn main() -> Result<()> {
-    let mut cli = Cli::parse();
+    let cli = Cli::parse();
     cli.manager.init_logging()?;
-    let loopback = if cli.register_webhooks_on_loopback {
-        let certificates = LoopbackCertificates::generate(
-            &cli.manager.webhook_cert_name,
-            &cli.manager.webhook_cert_key,
-        )?;
-        cli.manager.webhook_cert_path = Some(certificates.dir.clone());
-        Some(certificates)
-    } else {
-        None
-    };
-
     let client = kube::Client::try_default()
         .await
         .context("no cluster configured: set KUBECONFIG, write ~/.kube/config or run in a pod")?;
@@ -63,40 +48,10 @@ async fn main() -> Result<()> {
     // +kubebuilder:scaffold:controllers
     manager = manager.webhooks(controller::cronjob::webhook::webhooks());
     // +kubebuilder:scaffold:webhooks
-    if let Some(certificates) = &loopback {
-        manager = manager.register_webhooks_on_loopback(LoopbackRegistration::new(
-            LOOPBACK_WEBHOOKS_NAME,
-            &certificates.ca_pem,
-        ));
+    if cli.register_webhooks_on_loopback {
+        manager = manager
+            .serve_webhooks_on_loopback(LOOPBACK_WEBHOOKS_NAME)
+            .context("generating the loopback webhook certificate")?;
     }
-    let result = manager.run().await;
-    drop(loopback);
-    result.context("the manager failed")
-}
-
-/// A serving certificate for 127.0.0.1 in a directory of its own, removed on drop.
-struct LoopbackCertificates {
-    dir: PathBuf,
-    ca_pem: String,
-}
-
-impl LoopbackCertificates {
-    fn generate(cert_name: &str, key_name: &str) -> Result<Self> {
-        let dir =
-            std::env::temp_dir().join(format!("project-webhook-certs-{}", std::process::id()));
-        let ca_pem =
-            write_loopback_serving_certificate(&dir, cert_name, key_name).with_context(|| {
-                format!(
-                    "writing the loopback webhook certificate into {}",
-                    dir.display()
-                )
-            })?;
-        Ok(Self { dir, ca_pem })
-    }
-}
-
-impl Drop for LoopbackCertificates {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+    manager.run().await.context("the manager failed")
 }

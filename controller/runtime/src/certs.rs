@@ -15,6 +15,9 @@ use rcgen::{
     ExtendedKeyUsagePurpose, IsCa, KeyPair, KeyUsagePurpose, SanType,
 };
 
+/// The common name of the CAs made for servers on the loopback interface.
+pub(crate) const LOCAL_CA_NAME: &str = "kubebuilder-runtime local CA";
+
 /// Why a certificate could not be made or written.
 #[derive(Debug, thiserror::Error)]
 pub enum CertError {
@@ -84,6 +87,17 @@ impl CertificateAuthority {
         self.issue(params)
     }
 
+    /// A serving certificate for the loopback interface: `localhost`, `127.0.0.1`, `::1`.
+    pub fn issue_loopback_server(&self) -> Result<CertPair, CertError> {
+        self.issue_server(
+            &["localhost"],
+            &[
+                IpAddr::V4(Ipv4Addr::LOCALHOST),
+                IpAddr::V6(Ipv6Addr::LOCALHOST),
+            ],
+        )
+    }
+
     /// A client certificate: Kubernetes reads the user name from CN and the group from O.
     /// (rcgen writes one value per name attribute, so one group; impersonation gives more.)
     pub fn issue_client(&self, user: &str, group: Option<&str>) -> Result<CertPair, CertError> {
@@ -116,14 +130,8 @@ pub fn write_loopback_serving_certificate(
     cert_name: &str,
     key_name: &str,
 ) -> Result<String, CertError> {
-    let ca = CertificateAuthority::new("kubebuilder-runtime local CA")?;
-    let pair = ca.issue_server(
-        &["localhost"],
-        &[
-            IpAddr::V4(Ipv4Addr::LOCALHOST),
-            IpAddr::V6(Ipv6Addr::LOCALHOST),
-        ],
-    )?;
+    let ca = CertificateAuthority::new(LOCAL_CA_NAME)?;
+    let pair = ca.issue_loopback_server()?;
     let write = |name: &str, contents: &str, mode: u32| {
         let path = dir.join(name);
         fs::create_dir_all(dir)

@@ -18,7 +18,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::certs::{CertError, CertificateAuthority};
+use crate::certs::{CertError, CertPair, CertificateAuthority, LOCAL_CA_NAME};
 use crate::controller::ControllerContext;
 use crate::http::{self, FixedCertificate, ReloadingCertificate, TlsError};
 use crate::leader::{self, LeaseSettings};
@@ -90,6 +90,9 @@ pub struct Manager {
     webhooks: Webhooks,
     webhooks_enabled: bool,
     loopback_registration: Option<LoopbackRegistration>,
+    /// Serves the webhooks instead of `--webhook-cert-path` (see
+    /// [`Manager::serve_webhooks_on_loopback`]).
+    loopback_serving_certificate: Option<CertPair>,
     metrics: Metrics,
 }
 
@@ -108,6 +111,7 @@ impl Manager {
             webhooks: Webhooks::new(),
             webhooks_enabled: webhooks_enabled(std::env::var("ENABLE_WEBHOOKS").ok().as_deref()),
             loopback_registration: None,
+            loopback_serving_certificate: None,
             metrics: Metrics::new(),
         }
     }
@@ -195,6 +199,16 @@ impl Manager {
         self
     }
 
+    /// For a local control plane, where no cert-manager provides certificates: serves the
+    /// webhooks with a certificate for the loopback interface generated in memory (not
+    /// `--webhook-cert-path`), and registers them with the apiserver as configurations
+    /// named `name` that trust its CA, removed at shutdown.
+    pub fn serve_webhooks_on_loopback(mut self, name: &str) -> Result<Self, CertError> {
+        let ca = CertificateAuthority::new(LOCAL_CA_NAME)?;
+        self.loopback_serving_certificate = Some(ca.issue_loopback_server()?);
+        Ok(self.register_webhooks_on_loopback(LoopbackRegistration::new(name, &ca.cert_pem())))
+    }
+
     /// The metrics registry, to add metrics of your own.
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
@@ -233,7 +247,11 @@ impl Manager {
             let listener = bind("webhook", &address)
                 .await?
                 .expect("a host:port is never disabled");
-            let tls = http::tls_acceptor(webhook_certificate(&self.args)?, self.args.enable_http2);
+            let certificate = match &self.loopback_serving_certificate {
+                Some(pair) => fixed_certificate("webhook", pair)?,
+                None => webhook_certificate(&self.args)?,
+            };
+            let tls = http::tls_acceptor(certificate, self.args.enable_http2);
             Some((listener, tls))
         } else {
             None
@@ -565,12 +583,7 @@ fn metrics_certificate(args: &ManagerArgs) -> Result<Arc<dyn ResolvesServerCert>
         tracing::info!("no --metrics-cert-path: serving metrics with a self-signed certificate");
         let ca = CertificateAuthority::new("metrics-self-signed")?;
         let pair = ca.issue_server(&["localhost"], &[IpAddr::V4(Ipv4Addr::LOCALHOST)])?;
-        let certificate =
-            FixedCertificate::from_pem(&pair).map_err(|source| ManagerError::Certificate {
-                server: "metrics",
-                source,
-            })?;
-        return Ok(Arc::new(certificate));
+        return fixed_certificate("metrics", &pair);
     };
     reloading(
         "metrics",
@@ -594,6 +607,15 @@ fn webhook_certificate(args: &ManagerArgs) -> Result<Arc<dyn ResolvesServerCert>
         &args.webhook_cert_name,
         &args.webhook_cert_key,
     )
+}
+
+fn fixed_certificate(
+    server: &'static str,
+    pair: &CertPair,
+) -> Result<Arc<dyn ResolvesServerCert>, ManagerError> {
+    let certificate = FixedCertificate::from_pem(pair)
+        .map_err(|source| ManagerError::Certificate { server, source })?;
+    Ok(Arc::new(certificate))
 }
 
 fn reloading(

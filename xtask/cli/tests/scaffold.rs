@@ -313,7 +313,7 @@ fn create_api_and_webhook_write_each_option_at_the_markers() {
             "manager = manager.webhooks(controller::armada::webhook::webhooks());",
             "manager = manager.webhooks(controller::escort_ship::webhook::webhooks());",
             "// +kubebuilder:scaffold:webhooks",
-            "manager = manager.register_webhooks_on_loopback(LoopbackRegistration::new(",
+            "manager = manager",
         ]
     );
     assert!(
