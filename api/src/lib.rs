@@ -4,6 +4,7 @@
 //! impls; see `docs/markers.md` for the attribute vocabulary.
 
 pub mod v1;
+pub mod v2;
 // +kubebuilder:scaffold:versions
 
 /// The API group of every kind in this crate.

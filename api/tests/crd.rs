@@ -31,7 +31,7 @@ fn the_cronjob_crd_matches_its_snapshot() {
 }
 
 #[test]
-fn every_kind_of_the_api_is_registered_with_one_storage_version() {
+fn every_version_of_the_api_is_registered_with_one_storage_version() {
     let crds = kubebuilder::crd::all(&kubebuilder::crd::Options::default()).unwrap();
     let cronjob = crds
         .iter()
@@ -43,7 +43,17 @@ fn every_kind_of_the_api_is_registered_with_one_storage_version() {
         .iter()
         .map(|v| (v.name.as_str(), v.storage))
         .collect();
-    assert_eq!(versions, [("v1", true)]);
+    // v2 converts through v1, the storage version.
+    assert_eq!(versions, [("v1", true), ("v2", false)]);
+    assert!(cronjob.spec.versions.iter().all(|v| v.served));
+    assert_eq!(
+        cronjob
+            .spec
+            .conversion
+            .as_ref()
+            .map(|c| c.strategy.as_str()),
+        Some("Webhook")
+    );
     assert_eq!(
         cronjob.spec.names.short_names.as_deref(),
         Some(&["cj".to_owned()][..])

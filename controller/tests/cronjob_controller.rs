@@ -8,9 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::{Controller, JobStatus, TestEnv, condition, first_run_after_creation};
-use controller::cronjob::jobs::{OwnedJobs, SCHEDULED_AT_ANNOTATION};
+use controller::cronjob::jobs::SCHEDULED_AT_ANNOTATION;
 use controller::cronjob::reconciler::Reconciler;
-use futures::StreamExt as _;
 use jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt as _;
 use kube::api::{Patch, PatchParams};
@@ -508,16 +507,12 @@ async fn a_status_write_from_a_stale_cronjob_is_refused_as_a_conflict() {
         )
         .await
         .unwrap();
-    // The reconciler alone, on a Job cache of this namespace.
-    let jobs = OwnedJobs::default();
-    let watch = tokio::spawn(
-        jobs.watch(env.jobs(), Some(&env.namespace))
-            .for_each(|_| std::future::ready(())),
-    );
+    // The reconciler alone, on the cache (with the Job index) of a manager never started.
+    let manager = env.manager(env.client.clone(), env.manager_args());
     let reconciler = Arc::new(Reconciler::new(
         env.client.clone(),
+        manager.cache().clone(),
         Arc::new(env.clock.clone()),
-        jobs,
     ));
 
     // The write from the old version is refused as a conflict, which the manager's
@@ -535,7 +530,6 @@ async fn a_status_write_from_a_stale_cronjob_is_refused_as_a_conflict() {
         .expect("the reconcile succeeds from fresh data");
     let reconciled = env.cronjobs().get("stale").await.unwrap();
     assert!(condition(&reconciled, "Available").is_some());
-    watch.abort();
 }
 
 #[tokio::test]

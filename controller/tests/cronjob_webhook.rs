@@ -17,6 +17,7 @@ use kubebuilder::webhook::Declared as _;
 use kubebuilder_envtest::shared;
 use kubebuilder_runtime::certs::{CertPair, CertificateAuthority};
 use kubebuilder_runtime::client::HttpClient;
+use kubebuilder_runtime::metrics::Metrics;
 use kubebuilder_runtime::webhook::LoopbackRegistration;
 use kubebuilder_runtime::{BindAddress, Manager, ManagerArgs, RunningManager};
 use serde_json::{Value, json};
@@ -58,12 +59,22 @@ impl TestCertificates {
     }
 }
 
-/// A manager serving the CronJob webhooks on a free loopback port, nothing else.
+/// A manager serving the CronJob webhooks (both versions' and the conversion, as
+/// `src/main.rs` registers them) on a free loopback port, nothing else.
 async fn serve(
     client: Client,
     certs: &Path,
     registration: Option<LoopbackRegistration>,
 ) -> RunningManager {
+    serve_with_metrics(client, certs, registration).await.0
+}
+
+/// [`serve`], with the manager's metrics.
+async fn serve_with_metrics(
+    client: Client,
+    certs: &Path,
+    registration: Option<LoopbackRegistration>,
+) -> (RunningManager, Metrics) {
     let args = ManagerArgs {
         health_probe_bind_address: BindAddress::HostPort("127.0.0.1:0".into()),
         webhook_port: 0,
@@ -73,11 +84,14 @@ async fn serve(
     let mut manager = Manager::new(client, args)
         .webhook_host(LOOPBACK)
         .webhooks(webhooks())
+        .webhooks(controller::cronjob::webhook_v2::webhooks())
+        .conversion::<CronJob>()
         .enable_webhooks(true);
     if let Some(registration) = registration {
-        manager = manager.register_webhooks_on_loopback(registration);
+        manager = manager.serve_webhooks_on_loopback(registration);
     }
-    manager.start().await.unwrap()
+    let metrics = manager.metrics().clone();
+    (manager.start().await.unwrap(), metrics)
 }
 
 /// A CronJob as a user writes it: the required fields and whatever `optional` adds.
@@ -193,8 +207,9 @@ async fn the_apiserver_defaults_cronjobs_and_refuses_invalid_ones_with_field_pat
     let client = plane.client().await.unwrap();
     let namespace = plane.create_namespace("cronjob-webhook").await.unwrap();
     let certs = TestCertificates::new("cronjob webhook test CA");
-    let registration = LoopbackRegistration::new(&format!("{namespace}-cronjob"), &certs.ca_pem())
-        .only_namespace(&namespace);
+    // Served with the manager's in-memory loopback certificate, not `certs`.
+    let registration =
+        LoopbackRegistration::new(&format!("{namespace}-cronjob")).only_namespace(&namespace);
     let running = serve(client.clone(), certs.dir.path(), Some(registration)).await;
     let cronjobs: Api<CronJob> = Api::namespaced(client.clone(), &namespace);
     wait_until_webhooks_are_called(&cronjobs).await;
@@ -349,7 +364,7 @@ async fn malformed_reviews_get_400_unknown_paths_404_and_the_server_keeps_servin
         assert_eq!(garbage.status.as_u16(), 400, "{path}: {}", garbage.text());
     }
     let unknown = server
-        .post_json("/mutate-batch-tutorial-kubebuilder-io-v2-cronjob", "{}")
+        .post_json("/mutate-batch-tutorial-kubebuilder-io-v3-cronjob", "{}")
         .await
         .unwrap();
     assert_eq!(unknown.status.as_u16(), 404);
@@ -404,6 +419,123 @@ async fn malformed_reviews_get_400_unknown_paths_404_and_the_server_keeps_servin
         review["response"]["status"]["details"]["causes"][0]["field"],
         "spec.schedule"
     );
+    running.shutdown().await.unwrap();
+}
+
+fn conversion_review(uid: &str, desired: &str, objects: &[Value]) -> String {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "ConversionReview",
+        "request": {"uid": uid, "desiredAPIVersion": desired, "objects": objects},
+    })
+    .to_string()
+}
+
+#[tokio::test]
+async fn conversion_reviews_convert_through_the_hub_and_one_bad_object_fails_its_review() {
+    let client = shared().client().await.unwrap();
+    let certs = TestCertificates::new("cronjob conversion test CA");
+    let (running, metrics) = serve_with_metrics(client, certs.dir.path(), None).await;
+    let server = HttpClient::tls(running.webhook_addr().unwrap(), &certs.ca_pem()).unwrap();
+    let mut v1 = cronjob("converted", "*/1 * * * *", json!({}));
+    v1["metadata"] = json!({
+        "name": "converted", "namespace": "default", "uid": "a1", "resourceVersion": "7",
+        "generation": 2, "labels": {"app": "hello"},
+    });
+    let mut v2 = v1.clone();
+    v2["apiVersion"] = json!(format!("{GROUP}/v2"));
+    v2["spec"]["schedule"] = json!({"minute": "*/5", "hour": "1"});
+
+    // Many objects, both versions, to v2: apiVersion rewritten, metadata kept, uid echoed.
+    let reply = server
+        .post_json(
+            "/convert",
+            conversion_review("c-1", &format!("{GROUP}/v2"), &[v1.clone(), v2.clone()]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.status.as_u16(), 200, "{}", reply.text());
+    let review: Value = serde_json::from_slice(&reply.body).unwrap();
+    let response = &review["response"];
+    assert_eq!(response["uid"], "c-1");
+    assert_eq!(response["result"]["status"], "Success", "{response}");
+    let converted = response["convertedObjects"].as_array().unwrap();
+    assert_eq!(converted.len(), 2);
+    assert_eq!(converted[0]["apiVersion"], format!("{GROUP}/v2"));
+    assert_eq!(converted[0]["spec"]["schedule"], json!({"minute": "*/1"}));
+    assert_eq!(converted[0]["metadata"], v1["metadata"]);
+    assert_eq!(converted[1], v2);
+
+    // One object of a version nothing converts: a Failure naming it, no objects.
+    let mut v3 = v1.clone();
+    v3["apiVersion"] = json!(format!("{GROUP}/v3"));
+    let reply = server
+        .post_json(
+            "/convert",
+            conversion_review("c-2", &format!("{GROUP}/v1"), &[v2.clone(), v3]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(reply.status.as_u16(), 200);
+    let review: Value = serde_json::from_slice(&reply.body).unwrap();
+    let response = &review["response"];
+    assert_eq!(response["uid"], "c-2");
+    assert_eq!(response["result"]["status"], "Failure");
+    let message = response["result"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("CronJob default/converted ({GROUP}/v3)"))
+            && message.contains("\"v3\""),
+        "{message}"
+    );
+    assert_eq!(response["convertedObjects"], json!([]));
+
+    // A schedule v1 cannot hold: a Failure at the field.
+    let mut spaced = v2.clone();
+    spaced["spec"]["schedule"] = json!({"minute": "1 2"});
+    let reply = server
+        .post_json(
+            "/convert",
+            conversion_review("c-3", &format!("{GROUP}/v1"), &[spaced]),
+        )
+        .await
+        .unwrap();
+    let review: Value = serde_json::from_slice(&reply.body).unwrap();
+    let message = review["response"]["result"]["message"].as_str().unwrap();
+    assert!(message.contains("spec.schedule.minute"), "{message}");
+
+    // The next review succeeds, and a malformed one gets 400.
+    let reply = server
+        .post_json(
+            "/convert",
+            conversion_review("c-4", &format!("{GROUP}/v1"), &[v2]),
+        )
+        .await
+        .unwrap();
+    let review: Value = serde_json::from_slice(&reply.body).unwrap();
+    assert_eq!(review["response"]["result"]["status"], "Success");
+    assert_eq!(
+        review["response"]["convertedObjects"][0]["spec"]["schedule"],
+        "*/5 1 * * *"
+    );
+    for garbage in [
+        r#"{"request": {"uid": 7"#,
+        r#"{"apiVersion": "apiextensions.k8s.io/v1"}"#,
+    ] {
+        let reply = server.post_json("/convert", garbage).await.unwrap();
+        assert_eq!(reply.status.as_u16(), 400, "{garbage}: {}", reply.text());
+    }
+    // Counted as the admission webhooks are: four reviews answered, two refused.
+    let exposed = metrics.encode();
+    for series in [
+        "controller_runtime_webhook_requests_total{webhook=\"/convert\",code=\"200\"} 4",
+        "controller_runtime_webhook_requests_total{webhook=\"/convert\",code=\"400\"} 2",
+        "controller_runtime_webhook_latency_seconds_count{webhook=\"/convert\"} 6",
+    ] {
+        assert!(
+            exposed.contains(series),
+            "{series} missing from:\n{exposed}"
+        );
+    }
     running.shutdown().await.unwrap();
 }
 

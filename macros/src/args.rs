@@ -27,13 +27,8 @@ impl Errors {
         self.0.is_empty()
     }
 
-    /// An unknown name (`what`: "argument", "subresource"), with the closest known one
-    /// suggested.
-    pub fn unknown(&mut self, name: &Ident, what: &str, known: &[&str]) {
-        self.unknown_in(name, what, "", known);
-    }
-
-    /// [`unknown`](Errors::unknown) inside the arguments of `within(...)`.
+    /// An unknown name (`what`: "argument", "subresource"), inside the arguments of
+    /// `within(...)` unless `within` is empty, with the closest known one suggested.
     pub fn unknown_in(&mut self, name: &Ident, what: &str, within: &str, known: &[&str]) {
         let text = name.to_string();
         let mut message = format!("unknown {what} `{text}`");
@@ -369,36 +364,246 @@ impl Arg {
     }
 }
 
-/// A value that may be given once.
-pub struct Once<T> {
-    value: Option<(T, Span)>,
+/// An entry of an attribute's table of accepted arguments.
+pub trait Named {
+    fn name(&self) -> &'static str;
+    fn repeatable(&self) -> bool;
 }
 
-impl<T> Default for Once<T> {
-    fn default() -> Self {
-        Once { value: None }
-    }
+/// Checks each argument of a list against its table: an unknown name is reported with the
+/// closest known one, a repeated argument unless it is repeatable. One reader serves every
+/// occurrence of a list (two `validation(...)` on one field count as one list).
+pub struct Reader<P> {
+    params: Vec<P>,
+    /// The enclosing argument, for messages: `validation` in "... in `validation(...)`".
+    within: &'static str,
+    /// What an argument is called in messages ("argument", "subresource").
+    what: &'static str,
+    seen: Vec<&'static str>,
+    /// The names written, known or the closest known to a misspelling: an argument that is
+    /// missing but mentioned already has its error.
+    pub mentioned: Vec<&'static str>,
 }
 
-impl<T> Once<T> {
-    pub fn set(&mut self, arg: &Arg, value: Option<T>, errors: &mut Errors) {
-        if self.value.is_some() {
-            errors.push(arg.span(), format!("duplicate argument `{}`", arg.name));
-        } else if let Some(value) = value {
-            self.value = Some((value, arg.span()));
+impl<P: Named + Copy> Reader<P> {
+    pub fn new(
+        params: impl IntoIterator<Item = P>,
+        within: &'static str,
+        what: &'static str,
+    ) -> Self {
+        Reader {
+            params: params.into_iter().collect(),
+            within,
+            what,
+            seen: Vec::new(),
+            mentioned: Vec::new(),
         }
     }
 
-    pub fn get(&self) -> Option<&T> {
-        self.value.as_ref().map(|(value, _)| value)
+    /// The entry for `arg`, or `None` after reporting why there is none.
+    pub fn accept(&mut self, arg: &Arg, errors: &mut Errors) -> Option<P> {
+        let key = arg.key();
+        let Some(param) = self.params.iter().copied().find(|p| p.name() == key) else {
+            let known = self.names();
+            errors.unknown_in(&arg.name, self.what, self.within, &known);
+            self.mentioned.extend(closest(&key, &known));
+            return None;
+        };
+        self.mentioned.push(param.name());
+        if self.seen.contains(&param.name()) && !param.repeatable() {
+            errors.push(arg.span(), format!("duplicate argument `{key}`"));
+            return None;
+        }
+        self.seen.push(param.name());
+        Some(param)
     }
 
-    pub fn span(&self) -> Option<Span> {
-        self.value.as_ref().map(|(_, span)| *span)
+    /// Whether `name` is in the table.
+    pub fn knows(&self, name: &str) -> bool {
+        self.params.iter().any(|p| p.name() == name)
     }
 
-    pub fn take(self) -> Option<T> {
-        self.value.map(|(value, _)| value)
+    /// The known names, in table order, once each.
+    fn names(&self) -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = Vec::new();
+        for param in &self.params {
+            if !names.contains(&param.name()) {
+                names.push(param.name());
+            }
+        }
+        names
+    }
+}
+
+/// An argument of `#[kubebuilder::resource]`, `rbac` and `webhook`, or of a list nested in
+/// one, read into the attribute's model `T`.
+pub struct Argument<T: 'static> {
+    pub name: &'static str,
+    pub repeatable: bool,
+    /// The controller-gen markers it spells.
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the registry test"))]
+    pub controller_gen: &'static [&'static str],
+    pub read: Read<T>,
+}
+
+pub enum Read<T: 'static> {
+    /// Reads the argument's value.
+    Value(fn(&Arg, &mut T, &mut Errors)),
+    /// `name(...)`: a list read with its own table (one reader for all its occurrences),
+    /// whose entries are called the second value in messages.
+    List(&'static [Argument<T>], &'static str),
+}
+
+impl<T> Argument<T> {
+    /// An argument that may be given once.
+    pub const fn once(name: &'static str, read: fn(&Arg, &mut T, &mut Errors)) -> Self {
+        Argument {
+            name,
+            repeatable: false,
+            controller_gen: &[],
+            read: Read::Value(read),
+        }
+    }
+
+    /// An argument that may be repeated.
+    pub const fn repeated(name: &'static str, read: fn(&Arg, &mut T, &mut Errors)) -> Self {
+        Argument {
+            name,
+            repeatable: true,
+            controller_gen: &[],
+            read: Read::Value(read),
+        }
+    }
+
+    /// `name(...)`, a nested list of the arguments in `table`; it may be written more than
+    /// once, each of its arguments once.
+    pub const fn list(name: &'static str, table: &'static [Argument<T>]) -> Self {
+        Argument::list_of(name, "argument", table)
+    }
+
+    /// [`list`](Argument::list), with its arguments called `what` in messages.
+    pub const fn list_of(
+        name: &'static str,
+        what: &'static str,
+        table: &'static [Argument<T>],
+    ) -> Self {
+        Argument {
+            name,
+            repeatable: true,
+            controller_gen: &[],
+            read: Read::List(table, what),
+        }
+    }
+
+    /// The controller-gen markers this argument spells.
+    pub const fn spells(self, controller_gen: &'static [&'static str]) -> Self {
+        Argument {
+            controller_gen,
+            ..self
+        }
+    }
+}
+
+impl<T> Named for &'static Argument<T> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn repeatable(&self) -> bool {
+        self.repeatable
+    }
+}
+
+/// One reader per argument list of an attribute, by the list's key: a list written twice
+/// (`validation(...), validation(...)`) is read as one.
+pub struct Readers<K, P> {
+    readers: Vec<(K, Reader<P>)>,
+}
+
+impl<K: PartialEq + Copy, P: Named + Copy> Readers<K, P> {
+    pub fn new() -> Self {
+        Readers {
+            readers: Vec::new(),
+        }
+    }
+
+    /// The reader of the list `key`, made by `new` the first time.
+    pub fn get(&mut self, key: K, new: impl FnOnce() -> Reader<P>) -> &mut Reader<P> {
+        let at = match self.readers.iter().position(|(k, _)| *k == key) {
+            Some(at) => at,
+            None => {
+                self.readers.push((key, new()));
+                self.readers.len() - 1
+            }
+        };
+        &mut self.readers[at].1
+    }
+}
+
+/// Reads `args` with the table `arguments` into `target`; returns the names mentioned.
+pub fn read<T>(
+    args: &[Arg],
+    arguments: &'static [Argument<T>],
+    within: &'static str,
+    target: &mut T,
+    errors: &mut Errors,
+) -> Vec<&'static str> {
+    let mut readers = Readers::new();
+    read_list(
+        &mut readers,
+        args,
+        arguments,
+        within,
+        "argument",
+        target,
+        errors,
+    );
+    readers
+        .get(within, || Reader::new(arguments, within, "argument"))
+        .mentioned
+        .clone()
+}
+
+fn read_list<T>(
+    readers: &mut Readers<&'static str, &'static Argument<T>>,
+    args: &[Arg],
+    table: &'static [Argument<T>],
+    within: &'static str,
+    what: &'static str,
+    target: &mut T,
+    errors: &mut Errors,
+) {
+    // Entries with a name of their own ("unknown subresource `x`") need no
+    // "in `subresource(...)`".
+    let shown = if what == "argument" { within } else { "" };
+    for arg in args {
+        let reader = readers.get(within, || Reader::new(table, shown, what));
+        let Some(argument) = reader.accept(arg, errors) else {
+            continue;
+        };
+        match argument.read {
+            Read::Value(read) => read(arg, target, errors),
+            Read::List(inner, what) => {
+                if let Some(nested) = arg.nested(errors) {
+                    read_list(readers, nested, inner, argument.name, what, target, errors);
+                }
+            }
+        }
+    }
+}
+
+/// A value read from an argument, with where the argument was written.
+pub struct Given<T> {
+    pub value: T,
+    pub span: Span,
+}
+
+impl<T> Given<T> {
+    pub fn of(arg: &Arg, value: Option<T>) -> Option<Given<T>> {
+        value.map(|value| Given {
+            value,
+            span: arg.span(),
+        })
     }
 }
 

@@ -1,18 +1,22 @@
-//! `#[kubebuilder::schema(...)]`: an API type (struct, newtype or unit enum) gets the
-//! derives of a Kubernetes API type (Clone, Debug, PartialEq, serde with camelCase fields
-//! and `None` omitted) and its `kubebuilder::schema::Schema` impl. Parse the item into an
-//! [`ApiType`], validate, then generate; on error the item and a stub impl are still
-//! emitted, so one mistake gives one message.
+//! `#[kubebuilder::schema(...)]`: an API type (struct, newtype, enum) gets the derives of a
+//! Kubernetes API type (Clone, Debug, PartialEq, serde with camelCase fields and `None`
+//! omitted) and its `kubebuilder::schema::Schema` impl. Parse the item into an [`ApiType`]
+//! (here), validate and generate (`item/generate.rs`); on error the item and a stub impl are
+//! still emitted, so one mistake gives one message.
 
-use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
+mod generate;
+mod serde_attrs;
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
 use syn::spanned::Spanned;
-use syn::{Attribute, Fields, Ident, Item, LitStr, Type};
+use syn::{Attribute, Fields, Ident, Item};
 
 use crate::args::{self, Errors};
 use crate::docs;
-use crate::markers::{self, Markers, Target};
+use crate::markers::{self, Markers, Place};
 use crate::types;
+use serde_attrs::{Container, camel_case, serde_options};
 
 /// A parsed API type.
 pub struct ApiType {
@@ -22,54 +26,67 @@ pub struct ApiType {
     pub shape: Kind,
     /// The item as written, minus our field attributes.
     item: Item,
+    /// The derives the user wrote that the attribute adds too (reported).
+    own_derives: Vec<String>,
+    /// The root object of a kind without a spec: it gets `metadata`, and its serde goes
+    /// through the kind's own impls (which write `apiVersion` and `kind`).
+    root: bool,
 }
 
 pub enum Kind {
     Struct(Vec<Field>),
     Newtype(Box<Field>),
+    /// A unit enum: a string enum of its variants.
     Enum(Vec<String>),
+    /// An enum with data.
+    Union(Union),
+    /// `custom_serde`: the user's serde impls, the schema from the markers alone.
+    Custom,
+}
+
+/// How serde writes an enum with data.
+pub enum Tagging {
+    External,
+    Internal(String),
+    Untagged,
+}
+
+pub struct Union {
+    pub tagging: Tagging,
+    pub variants: Vec<Variant>,
+}
+
+pub struct Variant {
+    /// The name serde writes.
+    pub name: String,
+    pub doc: String,
+    pub fields: VariantFields,
+    pub span: Span,
+}
+
+pub enum VariantFields {
+    Unit,
+    Newtype(Box<Field>),
+    Struct(Vec<Field>),
 }
 
 pub struct Field {
-    pub ty: Type,
+    pub ty: syn::Type,
     pub json_name: String,
     pub doc: String,
     pub markers: Markers,
     /// `#[serde(flatten)]`.
     pub inline: bool,
     pub is_option: bool,
-    pub is_bytes: bool,
-    /// The user's serde attributes already decide defaulting and skipping.
+    /// `Vec<u8>` written out in the type, which the base64 adapter encodes.
+    pub has_bytes: bool,
+    /// The user's serde attributes already decide defaulting, skipping or encoding.
     serde_handles_absence: bool,
 }
 
 impl Field {
     pub fn required(&self) -> bool {
         self.markers.is_required(!self.is_option && !self.inline)
-    }
-
-    /// The node a field starts from (`Schema::node`, or the special nodes).
-    fn node(&self) -> TokenStream {
-        let ty = &self.ty;
-        if self.markers.schemaless {
-            quote!(::kubebuilder::schema::Node::default())
-        } else if self.is_bytes {
-            quote!(::kubebuilder::schema::bytes())
-        } else {
-            quote!(<#ty as ::kubebuilder::schema::Schema>::node())
-        }
-    }
-
-    /// The field's compile-time shape expression.
-    fn shape(&self) -> TokenStream {
-        let ty = &self.ty;
-        if self.markers.schemaless {
-            quote!(::kubebuilder::schema::Shape::typed("schemaless field", ""))
-        } else if self.is_bytes {
-            quote!(::kubebuilder::schema::BYTES)
-        } else {
-            quote!(<#ty as ::kubebuilder::schema::Schema>::SHAPE)
-        }
     }
 }
 
@@ -80,7 +97,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         errors.extend(error);
         Vec::new()
     });
-    let type_markers = markers::parse(&args, Target::Type, &mut errors);
+    let type_markers = markers::parse(&args, Place::Type, &mut errors);
     let item = match syn::parse2::<Item>(item) {
         Ok(item) => item,
         Err(error) => return error.to_compile_error(),
@@ -94,17 +111,22 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// The errors and the item as written (minus our field attributes), for an item that
 /// cannot be an API type: code using it still resolves.
 pub fn unusable(mut item: Item, errors: &Errors) -> TokenStream {
-    let fields = match &mut item {
-        Item::Struct(s) => Some(&mut s.fields),
-        _ => None,
-    };
-    for field in fields.into_iter().flatten() {
-        field
-            .attrs
-            .retain(|attr| !attr.path().is_ident("kubebuilder"));
-    }
+    strip_field_attributes(&mut item);
     let compile_errors = errors.to_compile_errors();
     quote!(#compile_errors #item)
+}
+
+fn strip_field_attributes(item: &mut Item) {
+    let not_ours = |attr: &Attribute| !attr.path().is_ident("kubebuilder");
+    match item {
+        Item::Struct(s) => s.fields.iter_mut().for_each(|f| f.attrs.retain(not_ours)),
+        Item::Enum(e) => e
+            .variants
+            .iter_mut()
+            .flat_map(|v| v.fields.iter_mut())
+            .for_each(|f| f.attrs.retain(not_ours)),
+        _ => {}
+    }
 }
 
 /// Reads the item; gives it back when it cannot be an API type at all.
@@ -115,7 +137,7 @@ pub fn parse(mut item: Item, markers: Markers, errors: &mut Errors) -> Result<Ap
         other => {
             errors.push(
                 other.span(),
-                "`#[kubebuilder::schema]` applies to structs, newtypes and unit enums",
+                "`#[kubebuilder::schema]` applies to structs, newtypes and enums",
             );
             return Err(Box::new(item));
         }
@@ -127,48 +149,22 @@ pub fn parse(mut item: Item, markers: Markers, errors: &mut Errors) -> Result<Ap
         );
         return Err(Box::new(item));
     }
-    reject_container_rename(attrs, errors);
     let doc = docs::description(attrs);
-    let shape = match &mut item {
-        Item::Struct(s) => match &mut s.fields {
-            Fields::Named(fields) => Kind::Struct(
-                fields
-                    .named
-                    .iter_mut()
-                    .filter_map(|field| parse_field(field, errors))
-                    .collect(),
-            ),
-            Fields::Unnamed(fields) if fields.unnamed.len() == 1 => {
-                let field = fields.unnamed.first_mut().expect("one field");
-                match parse_field(field, errors) {
-                    Some(field) => Kind::Newtype(Box::new(field)),
-                    None => return Err(Box::new(item)),
-                }
-            }
-            other => {
-                errors.push(
-                    other.span(),
-                    "an API struct has named fields, or is a newtype with exactly one field",
-                );
-                return Err(Box::new(item));
-            }
-        },
-        Item::Enum(e) => {
-            let mut values = Vec::new();
-            for variant in &e.variants {
-                if !matches!(variant.fields, Fields::Unit) {
-                    errors.push(
-                        variant.span(),
-                        "only unit variants are supported: an API enum is a string enum",
-                    );
-                }
-                values.push(
-                    serde_name(&variant.attrs, errors).unwrap_or_else(|| variant.ident.to_string()),
-                );
-            }
-            Kind::Enum(values)
+    let container = Container::read(attrs, errors);
+    let is_unit_enum =
+        matches!(&item, Item::Enum(e) if e.variants.iter().all(|v| v.fields.is_empty()));
+    let own_derives = own_derives(attrs, markers.custom_serde.is_some(), is_unit_enum, errors);
+    let shape = if markers.custom_serde.is_some() {
+        custom_kind(&mut item, errors)
+    } else {
+        match &mut item {
+            Item::Struct(s) => match struct_kind(&mut s.fields, errors) {
+                Some(kind) => kind,
+                None => return Err(Box::new(item)),
+            },
+            Item::Enum(e) => enum_kind(e, &container, errors),
+            _ => unreachable!("only structs and enums reach here"),
         }
-        _ => unreachable!("only structs and enums reach here"),
     };
     let api_type = ApiType {
         ident,
@@ -176,82 +172,175 @@ pub fn parse(mut item: Item, markers: Markers, errors: &mut Errors) -> Result<Ap
         markers,
         shape,
         item,
+        own_derives,
+        root: false,
     };
-    api_type.validate(errors);
+    api_type.validate(&container, errors);
     Ok(api_type)
 }
 
-/// Kubernetes JSON names are camelCase; a container-wide rename would make the schema
-/// disagree with the field names the macro derives.
-fn reject_container_rename(attrs: &[Attribute], errors: &mut Errors) {
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
+/// The derives the attribute adds that the user wrote too: each is an error (the two would
+/// conflict), and left out of the attribute's own.
+fn own_derives(
+    attrs: &[Attribute],
+    custom_serde: bool,
+    unit_enum: bool,
+    errors: &mut Errors,
+) -> Vec<String> {
+    let mut own = Vec::new();
+    let mut added = vec!["Clone", "Debug", "PartialEq"];
+    if !custom_serde {
+        added.extend(["Serialize", "Deserialize"]);
+    }
+    if unit_enum && !custom_serde {
+        added.extend(["Copy", "Eq", "Hash"]);
+    }
+    for attr in attrs.iter().filter(|a| a.path().is_ident("derive")) {
         let _ = attr.parse_nested_meta(|meta| {
-            if meta.path.is_ident("rename_all") {
+            let name = meta
+                .path
+                .segments
+                .last()
+                .map(|s| s.ident.to_string())
+                .unwrap_or_default();
+            if added.contains(&name.as_str()) {
+                own.push(name.clone());
                 errors.push(
                     meta.path.span(),
-                    "API types use camelCase JSON names; rename single fields or variants with `#[serde(rename = \"...\")]`",
+                    format!(
+                        "`#[kubebuilder::schema]` already derives `{name}`{}; remove it from this `#[derive(...)]`",
+                        if ["Serialize", "Deserialize"].contains(&name.as_str()) {
+                            " (with the serde attributes its schema describes)"
+                        } else {
+                            ""
+                        }
+                    ),
                 );
             }
-            skip_meta_value(&meta)
+            Ok(())
         });
     }
+    own
 }
 
-fn skip_meta_value(meta: &syn::meta::ParseNestedMeta) -> syn::Result<()> {
-    if meta.input.peek(syn::Token![=]) {
-        meta.value()?.parse::<syn::Expr>()?;
-    } else if meta.input.peek(syn::token::Paren) {
-        let _content;
-        syn::parenthesized!(_content in meta.input);
-    }
-    Ok(())
-}
-
-/// `#[serde(rename = "...")]`, if any.
-fn serde_name(attrs: &[Attribute], errors: &mut Errors) -> Option<String> {
-    serde_options(attrs, errors).rename
-}
-
-#[derive(Default)]
-struct SerdeOptions {
-    rename: Option<String>,
-    flatten: bool,
-    skip: bool,
-    handles_absence: bool,
-}
-
-fn serde_options(attrs: &[Attribute], errors: &mut Errors) -> SerdeOptions {
-    let mut options = SerdeOptions::default();
-    for attr in attrs.iter().filter(|a| a.path().is_ident("serde")) {
-        let result = attr.parse_nested_meta(|meta| {
-            let path = &meta.path;
-            if path.is_ident("rename") && meta.input.peek(syn::Token![=]) {
-                options.rename = Some(meta.value()?.parse::<LitStr>()?.value());
-                return Ok(());
-            }
-            if path.is_ident("flatten") {
-                options.flatten = true;
-            } else if path.is_ident("skip") {
-                options.skip = true;
-            } else if [
-                "default",
-                "skip_serializing_if",
-                "with",
-                "serialize_with",
-                "deserialize_with",
-            ]
-            .iter()
-            .any(|name| path.is_ident(name))
-            {
-                options.handles_absence = true;
-            }
-            skip_meta_value(&meta)
-        });
-        if let Err(error) = result {
-            errors.extend(error);
+/// A struct: named fields, or a newtype; `None` for any other shape.
+fn struct_kind(fields: &mut Fields, errors: &mut Errors) -> Option<Kind> {
+    match fields {
+        Fields::Named(fields) => Some(Kind::Struct(
+            fields
+                .named
+                .iter_mut()
+                .filter_map(|field| parse_field(field, errors))
+                .collect(),
+        )),
+        Fields::Unnamed(fields) if fields.unnamed.len() == 1 => {
+            let field = fields.unnamed.first_mut().expect("one field");
+            parse_field(field, errors).map(|field| Kind::Newtype(Box::new(field)))
+        }
+        other => {
+            errors.push(
+                other.span(),
+                "an API struct has named fields, or is a newtype with exactly one field",
+            );
+            None
         }
     }
-    options
+}
+
+/// A unit enum is a string enum; any other enum is a union.
+fn enum_kind(item: &mut syn::ItemEnum, container: &Container, errors: &mut Errors) -> Kind {
+    let all_unit = item
+        .variants
+        .iter()
+        .all(|v| matches!(v.fields, Fields::Unit));
+    if all_unit && container.tag.is_none() && !container.untagged {
+        let values = item
+            .variants
+            .iter()
+            .map(|v| {
+                serde_options(&v.attrs, errors)
+                    .rename
+                    .unwrap_or_else(|| v.ident.to_string())
+            })
+            .collect();
+        return Kind::Enum(values);
+    }
+    let tagging = match (&container.tag, container.untagged) {
+        (Some(tag), _) => Tagging::Internal(tag.clone()),
+        (None, true) => Tagging::Untagged,
+        (None, false) => Tagging::External,
+    };
+    let variants = item
+        .variants
+        .iter_mut()
+        .map(|variant| parse_variant(variant, errors))
+        .collect();
+    Kind::Union(Union { tagging, variants })
+}
+
+fn parse_variant(variant: &mut syn::Variant, errors: &mut Errors) -> Variant {
+    let name = serde_options(&variant.attrs, errors)
+        .rename
+        .unwrap_or_else(|| variant.ident.to_string());
+    let doc = docs::description(&variant.attrs);
+    let span = variant.span();
+    let fields = match &mut variant.fields {
+        Fields::Unit => VariantFields::Unit,
+        Fields::Unnamed(fields) if fields.unnamed.len() == 1 => {
+            let field = fields.unnamed.first_mut().expect("one field");
+            match parse_field(field, errors) {
+                Some(field) => VariantFields::Newtype(Box::new(field)),
+                None => VariantFields::Unit,
+            }
+        }
+        Fields::Unnamed(_) => {
+            errors.push(
+                span,
+                "a tuple variant with several fields is a JSON array of mixed types, which no structural schema describes; use a struct variant",
+            );
+            VariantFields::Unit
+        }
+        Fields::Named(fields) => VariantFields::Struct(
+            fields
+                .named
+                .iter_mut()
+                .filter_map(|field| parse_field(field, errors))
+                .collect(),
+        ),
+    };
+    Variant {
+        name,
+        doc,
+        fields,
+        span,
+    }
+}
+
+/// `custom_serde`: the fields are the user's business; markers on them would do nothing.
+fn custom_kind(item: &mut Item, errors: &mut Errors) -> Kind {
+    let fields: Vec<&mut syn::Field> = match item {
+        Item::Struct(s) => s.fields.iter_mut().collect(),
+        Item::Enum(e) => e
+            .variants
+            .iter_mut()
+            .flat_map(|v| v.fields.iter_mut())
+            .collect(),
+        _ => Vec::new(),
+    };
+    for field in fields {
+        for attr in field
+            .attrs
+            .iter()
+            .filter(|a| a.path().is_ident("kubebuilder"))
+        {
+            errors.push(
+                attr.span(),
+                "a `custom_serde` type's schema comes from its own markers alone; `#[kubebuilder(...)]` on its fields has no effect",
+            );
+        }
+    }
+    strip_field_attributes(item);
+    Kind::Custom
 }
 
 /// Reads a field and strips its `#[kubebuilder(...)]` attributes; `None` for skipped fields.
@@ -267,7 +356,7 @@ fn parse_field(field: &mut syn::Field, errors: &mut Errors) -> Option<Field> {
         }
         false
     });
-    let markers = markers::parse(&args, Target::Field, errors);
+    let markers = markers::parse(&args, Place::Field, errors);
     let serde = serde_options(&field.attrs, errors);
     if serde.skip {
         return None;
@@ -283,7 +372,7 @@ fn parse_field(field: &mut syn::Field, errors: &mut Errors) -> Option<Field> {
         .unwrap_or_default();
     Some(Field {
         is_option: types::option_inner(&field.ty).is_some(),
-        is_bytes: types::is_bytes(&field.ty),
+        has_bytes: types::mentions_bytes(&field.ty),
         ty: field.ty.clone(),
         json_name,
         doc: docs::description(&field.attrs),
@@ -293,34 +382,56 @@ fn parse_field(field: &mut syn::Field, errors: &mut Errors) -> Option<Field> {
     })
 }
 
-/// serde's `rename_all = "camelCase"` of a Rust field name.
-fn camel_case(name: &str) -> String {
-    let name = name.strip_prefix("r#").unwrap_or(name);
-    let mut out = String::new();
-    let mut upper = false;
-    for c in name.chars() {
-        if c == '_' {
-            upper = !out.is_empty();
-        } else if upper {
-            out.extend(c.to_uppercase());
-            upper = false;
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
-
 impl ApiType {
-    fn fields(&self) -> &[Field] {
+    /// Makes this struct the root object of a kind without a spec (`spec = "none"`).
+    pub fn make_root(&mut self) {
+        self.root = true;
+    }
+
+    /// Every field: of the struct, the newtype, or the enum's variants.
+    fn fields(&self) -> Vec<&Field> {
         match &self.shape {
-            Kind::Struct(fields) => fields,
-            Kind::Newtype(field) => std::slice::from_ref(field),
-            Kind::Enum(_) => &[],
+            Kind::Struct(fields) => fields.iter().collect(),
+            Kind::Newtype(field) => vec![field],
+            Kind::Union(union) => union
+                .variants
+                .iter()
+                .flat_map(|v| match &v.fields {
+                    VariantFields::Unit => Vec::new(),
+                    VariantFields::Newtype(field) => vec![field.as_ref()],
+                    VariantFields::Struct(fields) => fields.iter().collect(),
+                })
+                .collect(),
+            Kind::Enum(_) | Kind::Custom => Vec::new(),
         }
     }
 
-    fn validate(&self, errors: &mut Errors) {
+    fn validate(&self, container: &Container, errors: &mut Errors) {
+        self.check_floats(errors);
+        self.check_arrays(errors);
+        match &self.shape {
+            Kind::Enum(_) => {
+                if let Some(marker) = self.markers.find("Enum") {
+                    errors.push(
+                        marker.span,
+                        "a unit enum's allowed values are its variants; remove `enum`",
+                    );
+                }
+            }
+            Kind::Union(union) => check_union_syntax(&self.ident, union, container, errors),
+            Kind::Custom => self.check_custom_markers(errors),
+            Kind::Struct(_) | Kind::Newtype(_) => {}
+        }
+        if let Some(span) = container.rename_all {
+            errors.push(
+                span,
+                "API types use camelCase JSON names; rename single fields or variants with `#[serde(rename = \"...\")]`",
+            );
+        }
+        self.check_one_of_groups(errors);
+    }
+
+    fn check_floats(&self, errors: &mut Errors) {
         let type_allows_floats = self.markers.allow_dangerous_types;
         for field in self.fields() {
             if types::mentions_float(&field.ty)
@@ -334,16 +445,36 @@ impl ApiType {
                 );
             }
         }
-        if let Kind::Enum(_) = self.shape {
-            for marker in &self.markers.own {
-                if matches!(marker.marker, markers::Marker::Enum(_)) {
-                    errors.push(
-                        marker.span,
-                        "a unit enum's allowed values are its variants; remove `enum`",
-                    );
-                }
+    }
+
+    /// serde (de)serializes arrays of at most 32 elements.
+    fn check_arrays(&self, errors: &mut Errors) {
+        for field in self.fields() {
+            if let Some((len, span)) = types::longest_array(&field.ty).filter(|(len, _)| *len > 32)
+            {
+                errors.push(
+                    span,
+                    format!(
+                        "serde reads and writes arrays of at most 32 elements, not {len}; use a `Vec` with `validation(min_items = {len}, max_items = {len})`"
+                    ),
+                );
             }
         }
+    }
+
+    fn check_custom_markers(&self, errors: &mut Errors) {
+        let typed = ["Type", "PreserveUnknownFields", "IntOrString"]
+            .iter()
+            .any(|variant| self.markers.find(variant).is_some());
+        if let (false, Some(span)) = (typed, self.markers.custom_serde) {
+            errors.push(
+                span,
+                "a `custom_serde` type's schema comes from its markers alone: give it a type with `validation(type = \"...\")`, or `x_preserve_unknown_fields` or `x_int_or_string`",
+            );
+        }
+    }
+
+    fn check_one_of_groups(&self, errors: &mut Errors) {
         for (marker, group) in self.markers.one_of_groups() {
             let Kind::Struct(fields) = &self.shape else {
                 errors.push(marker.span, format!("`{}` applies to structs", marker.name));
@@ -378,249 +509,36 @@ impl ApiType {
             }
         }
     }
-
-    /// The item with derives, the `Schema` impl and the compile-time checks. With errors,
-    /// the item, its derives and a stub impl beside the errors.
-    pub fn generate(mut self, errors: &Errors) -> TokenStream {
-        self.add_serde_attributes();
-        let item = &self.item;
-        let ident = &self.ident;
-        let derives = match &self.shape {
-            Kind::Enum(_) => quote!(
-                #[derive(
-                    ::core::clone::Clone,
-                    ::core::marker::Copy,
-                    ::core::fmt::Debug,
-                    ::core::cmp::PartialEq,
-                    ::core::cmp::Eq,
-                    ::core::hash::Hash,
-                    ::kubebuilder::__private::serde::Serialize,
-                    ::kubebuilder::__private::serde::Deserialize
-                )]
-            ),
-            _ => quote!(
-                #[derive(
-                    ::core::clone::Clone,
-                    ::core::fmt::Debug,
-                    ::core::cmp::PartialEq,
-                    ::kubebuilder::__private::serde::Serialize,
-                    ::kubebuilder::__private::serde::Deserialize
-                )]
-            ),
-        };
-        let container = match &self.shape {
-            Kind::Struct(_) => {
-                quote!(#[serde(crate = "::kubebuilder::__private::serde", rename_all = "camelCase")])
-            }
-            _ => quote!(#[serde(crate = "::kubebuilder::__private::serde")]),
-        };
-        let schema_trait = quote!(::kubebuilder::schema::Schema);
-        let props = quote!(::kubebuilder::__private::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps);
-        if !errors.is_empty() {
-            // The stub keeps serde's defaults: a user's conflicting container attribute
-            // is already reported.
-            let compile_errors = errors.to_compile_errors();
-            return quote! {
-                #compile_errors
-                #derives
-                #[serde(crate = "::kubebuilder::__private::serde")]
-                #item
-                impl #schema_trait for #ident {
-                    fn schema() -> #props {
-                        ::core::default::Default::default()
-                    }
-                }
-            };
-        }
-        let schema_body = self.schema_body();
-        let node = self.node_body();
-        let shape = self.shape_const();
-        let checks = self.checks();
-        quote! {
-            #derives
-            #container
-            #item
-            impl #schema_trait for #ident {
-                fn schema() -> #props {
-                    #schema_body
-                }
-                #node
-                const SHAPE: ::kubebuilder::schema::Shape = #shape;
-            }
-            #checks
-        }
-    }
-
-    /// serde attributes for Kubernetes conventions: `None` omitted, optional fields
-    /// defaulted when absent and omitted when empty, bytes as base64.
-    fn add_serde_attributes(&mut self) {
-        let attributes: Vec<Option<TokenStream>> = self
-            .fields()
-            .iter()
-            .map(|field| {
-                if field.serde_handles_absence {
-                    None
-                } else if field.is_bytes && field.is_option {
-                    Some(quote!(#[serde(default, with = "::kubebuilder::__private::base64::option", skip_serializing_if = "::core::option::Option::is_none")]))
-                } else if field.is_bytes {
-                    Some(quote!(#[serde(with = "::kubebuilder::__private::base64")]))
-                } else if field.is_option {
-                    Some(quote!(#[serde(default, skip_serializing_if = "::core::option::Option::is_none")]))
-                } else if field.markers.is_marked_optional() {
-                    Some(quote!(#[serde(default, skip_serializing_if = "::kubebuilder::__private::is_default")]))
-                } else {
-                    None
-                }
-            })
-            .collect();
-        let Item::Struct(item) = &mut self.item else {
-            return;
-        };
-        // Skipped fields have no `Field`; pair the attributes with the remaining ones.
-        let mut attributes = attributes.into_iter();
-        for field in item.fields.iter_mut() {
-            if is_serde_skipped(&field.attrs) {
-                continue;
-            }
-            if let Some(attr) = attributes.next().flatten() {
-                field.attrs.push(syn::parse_quote!(#attr));
-            }
-        }
-    }
-
-    fn schema_body(&self) -> TokenStream {
-        let doc = &self.doc;
-        let (own, items) = self.markers.render();
-        match &self.shape {
-            Kind::Struct(fields) => {
-                let properties = fields.iter().map(|field| {
-                    let name = &field.json_name;
-                    let required = field.required();
-                    let inline = field.inline;
-                    let schema = field_schema(field);
-                    quote!(::kubebuilder::schema::Property {
-                        name: #name,
-                        schema: #schema,
-                        required: #required,
-                        inline: #inline,
-                    })
-                });
-                quote! {
-                    const MARKERS: &[::kubebuilder::schema::Marker] = #own;
-                    ::kubebuilder::schema::object(#doc, ::std::vec![#(#properties),*], MARKERS)
-                }
-            }
-            Kind::Newtype(field) => {
-                let node = field.node();
-                quote! {
-                    const OWN: &[::kubebuilder::schema::Marker] = #own;
-                    const ITEMS: &[::kubebuilder::schema::Marker] = #items;
-                    ::kubebuilder::schema::field(#node, #doc, OWN, ITEMS)
-                }
-            }
-            Kind::Enum(values) => quote! {
-                const VALUES: &[::kubebuilder::schema::Literal] = &[#(::kubebuilder::schema::Literal::String(#values)),*];
-                const MARKERS: &[::kubebuilder::schema::Marker] = #own;
-                ::kubebuilder::schema::string_enum(#doc, VALUES, MARKERS)
-            },
-        }
-    }
-
-    /// Unit enums and newtypes over primitives are Go's named basic types: the field's
-    /// node carries their type so that field markers type-check.
-    fn node_body(&self) -> TokenStream {
-        let node = quote!(::kubebuilder::schema::Node);
-        match &self.shape {
-            Kind::Struct(_) => TokenStream::new(),
-            Kind::Newtype(field) => {
-                let inner = field.node();
-                quote!(fn node() -> #node { #node::named_like(Self::schema(), &#inner) })
-            }
-            Kind::Enum(_) => quote!(fn node() -> #node { #node::named_primitive(Self::schema()) }),
-        }
-    }
-
-    fn shape_const(&self) -> TokenStream {
-        let name = self.ident.to_string();
-        let changers = self.markers.type_changers();
-        let shape = quote!(::kubebuilder::schema::Shape);
-        let base = match &self.shape {
-            Kind::Struct(fields) if fields.iter().any(|f| f.inline) => {
-                // Flattened fields' names are not known here: check nothing against it.
-                quote!(#shape { name: #name, ..#shape::UNKNOWN })
-            }
-            Kind::Struct(fields) => {
-                let properties = fields.iter().map(|field| {
-                    let json = &field.json_name;
-                    let field_shape = field.shape();
-                    quote!((#json, &#field_shape))
-                });
-                quote!(#shape { properties: &[#(#properties),*], ..#shape::typed(#name, "object") })
-            }
-            Kind::Newtype(field) => {
-                let inner = field.shape();
-                quote!(#shape { name: #name, ..#inner })
-            }
-            Kind::Enum(values) => quote!(#shape {
-                enum_: &[#(::kubebuilder::schema::Literal::String(#values)),*],
-                ..#shape::typed(#name, "string")
-            }),
-        };
-        quote!(#shape::with_markers(#base, #changers))
-    }
-
-    /// `const` checks of every marker that depends on a type.
-    fn checks(&self) -> TokenStream {
-        let ident = &self.ident;
-        let mut checks = TokenStream::new();
-        // Type-level markers: on a newtype, against the inner type (its items for
-        // `items(...)`); on structs and enums, against the type itself.
-        let own_shape = match &self.shape {
-            Kind::Newtype(field) => field.shape(),
-            _ => quote!(<#ident as ::kubebuilder::schema::Schema>::SHAPE),
-        };
-        checks.extend(self.markers.checks(&own_shape));
-        // Field markers; a newtype's only field carries no markers of its own.
-        if let Kind::Struct(fields) = &self.shape {
-            for field in fields {
-                checks.extend(field.markers.checks(&field.shape()));
-            }
-        }
-        checks
-    }
 }
 
-fn is_serde_skipped(attrs: &[Attribute]) -> bool {
-    let mut errors = Errors::default();
-    serde_options(attrs, &mut errors).skip
-}
-
-/// `kubebuilder::schema::field(node, doc, own, items)` for one field.
-fn field_schema(field: &Field) -> TokenStream {
-    let node = field.node();
-    let doc = &field.doc;
-    let (own, items) = field.markers.render();
-    let span = field.ty.span();
-    quote_spanned! {span=>
-        {
-            const OWN: &[::kubebuilder::schema::Marker] = #own;
-            const ITEMS: &[::kubebuilder::schema::Marker] = #items;
-            ::kubebuilder::schema::field(#node, #doc, OWN, ITEMS)
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::camel_case;
-
-    #[test]
-    fn camel_cases_like_serde() {
-        assert_eq!(
-            camel_case("starting_deadline_seconds"),
-            "startingDeadlineSeconds"
+/// What serde writes for these enums has no structural schema whatever the variants hold.
+fn check_union_syntax(ident: &Ident, union: &Union, container: &Container, errors: &mut Errors) {
+    if let Some(span) = container.content {
+        errors.push(
+            span,
+            format!("an adjacently tagged enum's content (`content = ...`) has a different type per variant, which no structural schema describes; drop `content` to tag {ident} internally"),
         );
-        assert_eq!(camel_case("r#type"), "type");
-        assert_eq!(camel_case("schedule"), "schedule");
+    }
+    let has_data = union
+        .variants
+        .iter()
+        .any(|v| !matches!(v.fields, VariantFields::Unit));
+    for variant in &union.variants {
+        if !matches!(variant.fields, VariantFields::Unit) {
+            continue;
+        }
+        let reason = match union.tagging {
+            Tagging::External if has_data => {
+                "serde writes it as a string and the variants with data as objects, and no structural schema describes both; tag the enum with `#[serde(tag = \"...\")]`"
+            }
+            Tagging::Untagged => {
+                "an untagged enum writes it as null, which no structural schema describes"
+            }
+            _ => continue,
+        };
+        errors.push(
+            variant.span,
+            format!("unit variant `{}` of {ident}: {reason}", variant.name),
+        );
     }
 }

@@ -1,12 +1,16 @@
 //! Attribute macros of kubebuilder for Rust. Use them through the `kubebuilder` crate.
 
 mod args;
+mod definitions;
 mod docs;
 mod item;
 mod k8s_values;
 mod markers;
 mod rbac;
+#[cfg(test)]
+mod registry;
 mod resource;
+mod skip;
 mod tokens;
 mod types;
 mod webhook;
@@ -20,6 +24,13 @@ use proc_macro::TokenStream;
 #[proc_macro_attribute]
 pub fn resource(args: TokenStream, item: TokenStream) -> TokenStream {
     resource::expand(args.into(), item.into()).into()
+}
+
+/// `+kubebuilder:skip` on a version module written inline (`mod v1 { ... }`): its kinds are
+/// generated but register no CRD version, so `cargo xtask manifests` writes none for them.
+#[proc_macro_attribute]
+pub fn skip(args: TokenStream, item: TokenStream) -> TokenStream {
+    skip::expand(args.into(), item.into()).into()
 }
 
 /// An API type (struct, newtype or unit enum) with its type-level markers: adds the

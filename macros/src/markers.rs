@@ -1,242 +1,66 @@
-//! The schema markers: parsed from `#[kubebuilder(...)]` on a field or
-//! `#[kubebuilder::schema(...)]` on a type, validated as far as the syntax allows, and
-//! rendered as `kubebuilder::schema::Marker` values plus the `const` checks that need the
-//! field's type (see `kubebuilder::schema::check_marker`). Each marker is parsed in
-//! [`parse_validation`] or [`parse`], held in [`Marker`] and rendered in its `ToTokens`.
+//! The schema markers of `#[kubebuilder(...)]` (a field), `#[kubebuilder::schema(...)]` (a
+//! type) and the `validation(...)` of `#[kubebuilder::resource]` (the root object), read with
+//! the rows of `kubebuilder-markers` (`definitions.rs`): each value is parsed by its row's
+//! value kind and rendered as the `kubebuilder::schema::Marker` it is, and the markers whose
+//! precondition needs the node's type get a `const` check (see
+//! `kubebuilder::schema::check_marker`).
 
 use proc_macro2::{Span, TokenStream};
-use quote::{ToTokens, quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned};
 use syn::LitStr;
 
-use crate::args::{Arg, Errors, Value};
+use crate::args::{self, Arg, Argument, Errors, Reader, Readers};
+pub use crate::definitions::Place;
+use crate::definitions::{DEFINITIONS, Definition, Directive, Group, Role, ValueKind};
 use crate::tokens::optional;
 
-/// Where an attribute sits.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Target {
-    Field,
-    Type,
-}
-
-/// A literal value of `default`, `example` and `enum`.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Literal {
-    Null,
+/// A marker's value, parsed by its value kind.
+#[derive(Clone, Debug)]
+pub enum Value {
+    /// A flag.
+    None,
     Bool(bool),
-    Int(i64),
-    Float(f64),
-    String(String),
-    List(Vec<Literal>),
-    Map(Vec<(String, Literal)>),
+    Number(f64),
+    Integer(i64),
+    /// Strings, choices and patterns.
+    Text(String),
+    /// OneOf field names.
+    Fields(Vec<String>),
+    /// Literals, rules and docs, already as the generated code's expressions.
+    Tokens(TokenStream),
 }
 
-impl Literal {
-    fn from_value(value: &Value) -> Literal {
-        match value {
-            Value::Str(lit) => Literal::String(lit.value()),
-            Value::Int(i, _) => Literal::Int(*i),
-            Value::Float(f, _) => Literal::Float(*f),
-            Value::Bool(b, _) => Literal::Bool(*b),
-            Value::List(items, _) => Literal::List(items.iter().map(Literal::from_value).collect()),
-            Value::Map(entries, _) => Literal::Map(
-                entries
-                    .iter()
-                    .map(|(key, value)| (key.value(), Literal::from_value(value)))
-                    .collect(),
-            ),
-            // Rejected by `Arg::any` before this is called.
-            Value::Path(_) => Literal::Null,
-        }
-    }
-
-    fn from_json(value: &serde_json::Value) -> Literal {
-        use serde_json::Value as Json;
-        match value {
-            Json::Null => Literal::Null,
-            Json::Bool(b) => Literal::Bool(*b),
-            Json::Number(n) => match n.as_i64() {
-                Some(i) => Literal::Int(i),
-                None => Literal::Float(n.as_f64().unwrap_or_default()),
-            },
-            Json::String(s) => Literal::String(s.clone()),
-            Json::Array(items) => Literal::List(items.iter().map(Literal::from_json).collect()),
-            Json::Object(entries) => Literal::Map(
-                entries
-                    .iter()
-                    .map(|(key, value)| (key.clone(), Literal::from_json(value)))
-                    .collect(),
-            ),
-        }
-    }
-}
-
-impl ToTokens for Literal {
-    fn to_tokens(&self, tokens: &mut TokenStream) {
-        let literal = quote!(::kubebuilder::schema::Literal);
-        tokens.extend(match self {
-            Literal::Null => quote!(#literal::Null),
-            Literal::Bool(b) => quote!(#literal::Bool(#b)),
-            Literal::Int(i) => quote!(#literal::Int(#i)),
-            Literal::Float(f) => quote!(#literal::Float(#f)),
-            Literal::String(s) => quote!(#literal::String(#s)),
-            Literal::List(items) => quote!(#literal::List(&[#(#items),*])),
-            Literal::Map(entries) => {
-                let entries = entries.iter().map(|(key, value)| quote!((#key, #value)));
-                quote!(#literal::Map(&[#(#entries),*]))
-            }
-        });
-    }
-}
-
-/// An `x_validation(...)` rule.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Rule {
-    rule: String,
-    message: Option<String>,
-    message_expression: Option<String>,
-    reason: Option<String>,
-    field_path: Option<String>,
-    optional_old_self: Option<bool>,
-}
-
-/// One marker, by its Rust spelling.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Marker {
-    Maximum(f64),
-    Minimum(f64),
-    ExclusiveMaximum(bool),
-    ExclusiveMinimum(bool),
-    MultipleOf(f64),
-    MaxLength(i64),
-    MinLength(i64),
-    Pattern(String),
-    MaxItems(i64),
-    MinItems(i64),
-    UniqueItems(bool),
-    MaxProperties(i64),
-    MinProperties(i64),
-    Enum(Vec<Literal>),
-    Format(String),
-    Type(String),
-    PreserveUnknownFields,
-    EmbeddedResource,
-    IntOrString,
-    XValidation(Rule),
-    AtMostOneOf(Vec<String>),
-    ExactlyOneOf(Vec<String>),
-    AtLeastOneOf(Vec<String>),
-    Nullable,
-    Default(Literal),
-    DefaultJson(Literal),
-    Example(Literal),
-    Title(String),
-    ExternalDocs { url: String, description: String },
-    ListType(String),
-    ListMapKey(String),
-    MapType(String),
-    StructType(String),
-}
-
-impl Marker {
-    /// Markers whose preconditions depend on the node's type, checked in `const` items.
-    fn needs_type(&self) -> bool {
-        matches!(
-            self,
-            Marker::Maximum(_)
-                | Marker::Minimum(_)
-                | Marker::ExclusiveMaximum(_)
-                | Marker::ExclusiveMinimum(_)
-                | Marker::MultipleOf(_)
-                | Marker::MaxLength(_)
-                | Marker::MinLength(_)
-                | Marker::Pattern(_)
-                | Marker::MaxItems(_)
-                | Marker::MinItems(_)
-                | Marker::UniqueItems(_)
-                | Marker::MaxProperties(_)
-                | Marker::MinProperties(_)
-                | Marker::Default(_)
-                | Marker::DefaultJson(_)
-                | Marker::ListType(_)
-                | Marker::ListMapKey(_)
-                | Marker::MapType(_)
-                | Marker::StructType(_)
-        )
-    }
-
-    /// Markers that change what the others are checked against.
-    fn changes_type(&self) -> bool {
-        matches!(
-            self,
-            Marker::Type(_) | Marker::IntOrString | Marker::Enum(_) | Marker::PreserveUnknownFields
-        )
-    }
-}
-
-impl ToTokens for Marker {
-    fn to_tokens(&self, tokens: &mut TokenStream) {
-        let m = quote!(::kubebuilder::schema::Marker);
-        tokens.extend(match self {
-            Marker::Maximum(v) => quote!(#m::Maximum(#v)),
-            Marker::Minimum(v) => quote!(#m::Minimum(#v)),
-            Marker::ExclusiveMaximum(b) => quote!(#m::ExclusiveMaximum(#b)),
-            Marker::ExclusiveMinimum(b) => quote!(#m::ExclusiveMinimum(#b)),
-            Marker::MultipleOf(v) => quote!(#m::MultipleOf(#v)),
-            Marker::MaxLength(n) => quote!(#m::MaxLength(#n)),
-            Marker::MinLength(n) => quote!(#m::MinLength(#n)),
-            Marker::Pattern(p) => quote!(#m::Pattern(#p)),
-            Marker::MaxItems(n) => quote!(#m::MaxItems(#n)),
-            Marker::MinItems(n) => quote!(#m::MinItems(#n)),
-            Marker::UniqueItems(b) => quote!(#m::UniqueItems(#b)),
-            Marker::MaxProperties(n) => quote!(#m::MaxProperties(#n)),
-            Marker::MinProperties(n) => quote!(#m::MinProperties(#n)),
-            Marker::Enum(values) => quote!(#m::Enum(&[#(#values),*])),
-            Marker::Format(f) => quote!(#m::Format(#f)),
-            Marker::Type(t) => quote!(#m::Type(#t)),
-            Marker::PreserveUnknownFields => quote!(#m::PreserveUnknownFields),
-            Marker::EmbeddedResource => quote!(#m::EmbeddedResource),
-            Marker::IntOrString => quote!(#m::IntOrString),
-            Marker::XValidation(rule) => {
-                let text = &rule.rule;
-                let message = optional(rule.message.as_ref());
-                let message_expression = optional(rule.message_expression.as_ref());
-                let reason = optional(rule.reason.as_ref());
-                let field_path = optional(rule.field_path.as_ref());
-                let optional_old_self = optional(rule.optional_old_self);
-                quote!(#m::XValidation(::kubebuilder::schema::Rule {
-                    rule: #text,
-                    message: #message,
-                    message_expression: #message_expression,
-                    reason: #reason,
-                    field_path: #field_path,
-                    optional_old_self: #optional_old_self,
-                }))
-            }
-            Marker::AtMostOneOf(fields) => quote!(#m::AtMostOneOf(&[#(#fields),*])),
-            Marker::ExactlyOneOf(fields) => quote!(#m::ExactlyOneOf(&[#(#fields),*])),
-            Marker::AtLeastOneOf(fields) => quote!(#m::AtLeastOneOf(&[#(#fields),*])),
-            Marker::Nullable => quote!(#m::Nullable),
-            Marker::Default(value) => quote!(#m::Default(#value)),
-            Marker::DefaultJson(value) => quote!(#m::DefaultJson(#value)),
-            Marker::Example(value) => quote!(#m::Example(#value)),
-            Marker::Title(t) => quote!(#m::Title(#t)),
-            Marker::ExternalDocs { url, description } => {
-                quote!(#m::ExternalDocs { url: #url, description: #description })
-            }
-            Marker::ListType(t) => quote!(#m::ListType(#t)),
-            Marker::ListMapKey(k) => quote!(#m::ListMapKey(#k)),
-            Marker::MapType(t) => quote!(#m::MapType(#t)),
-            Marker::StructType(t) => quote!(#m::StructType(#t)),
-        });
-    }
-}
-
-/// A marker with the name it was written as and where.
+/// A marker as written: its name, its row's `Marker` variant and value, and where.
 #[derive(Clone, Debug)]
 pub struct Spanned {
-    pub marker: Marker,
-    pub name: String,
+    pub name: &'static str,
+    variant: &'static str,
+    /// Whether its precondition depends on the node's type (a `const` check).
+    checked: bool,
+    pub value: Value,
     pub span: Span,
+}
+
+impl Spanned {
+    /// Whether this is the marker `variant` of `kubebuilder::schema::Marker`.
+    pub fn is(&self, variant: &str) -> bool {
+        self.variant == variant
+    }
+
+    /// `::kubebuilder::schema::Marker::<Variant>(value)`.
+    pub fn tokens(&self) -> TokenStream {
+        let variant = format_ident!("{}", self.variant);
+        let marker = quote!(::kubebuilder::schema::Marker::#variant);
+        match &self.value {
+            Value::None => marker,
+            Value::Bool(value) => quote!(#marker(#value)),
+            Value::Number(value) => quote!(#marker(#value)),
+            Value::Integer(value) => quote!(#marker(#value)),
+            Value::Text(value) => quote!(#marker(#value)),
+            Value::Fields(fields) => quote!(#marker(&[#(#fields),*])),
+            Value::Tokens(tokens) => quote!(#marker(#tokens)),
+        }
+    }
 }
 
 /// Which of the required/optional markers a field carries.
@@ -248,7 +72,7 @@ struct Requirement {
     required: bool,
 }
 
-/// The markers of one node: a field, or a type.
+/// The markers of one node: a field, a type or a root object.
 #[derive(Default)]
 pub struct Markers {
     pub own: Vec<Spanned>,
@@ -256,6 +80,8 @@ pub struct Markers {
     requirement: Requirement,
     pub allow_dangerous_types: bool,
     pub schemaless: bool,
+    /// Where `custom_serde` was written.
+    pub custom_serde: Option<Span>,
     /// Where `required` (any spelling) was written, for errors about it.
     pub required_span: Option<Span>,
 }
@@ -284,345 +110,319 @@ impl Markers {
         !self.is_required(true)
     }
 
+    /// The node's own marker `variant`, if written.
+    pub fn find(&self, variant: &str) -> Option<&Spanned> {
+        self.own.iter().find(|m| m.is(variant))
+    }
+
+    /// The OneOf markers with their field names.
     pub fn one_of_groups(&self) -> impl Iterator<Item = (&Spanned, &[String])> {
-        self.own.iter().filter_map(|m| match &m.marker {
-            Marker::AtMostOneOf(fields)
-            | Marker::ExactlyOneOf(fields)
-            | Marker::AtLeastOneOf(fields) => Some((m, fields.as_slice())),
+        self.own.iter().filter_map(|m| match &m.value {
+            Value::Fields(fields) => Some((m, fields.as_slice())),
             _ => None,
         })
     }
 
     /// `&[Marker, ...]` of the node's own markers and of its `items(...)` markers.
     pub fn render(&self) -> (TokenStream, TokenStream) {
-        let own = self.own.iter().map(|m| &m.marker);
-        let items = self.items.iter().map(|m| &m.marker);
+        let own = self.own.iter().map(Spanned::tokens);
+        let items = self.items.iter().map(Spanned::tokens);
         (quote!(&[#(#own),*]), quote!(&[#(#items),*]))
-    }
-
-    /// The type-changing markers of the node, as `&[Marker, ...]`.
-    pub fn type_changers(&self) -> TokenStream {
-        let changers = self
-            .own
-            .iter()
-            .filter(|m| m.marker.changes_type())
-            .map(|m| &m.marker);
-        quote!(&[#(#changers),*])
     }
 
     /// `const` items checking every marker that depends on the node's type against
     /// `shape` (an expression of type `Shape`, before this node's markers).
     pub fn checks(&self, shape: &TokenStream) -> TokenStream {
-        let changers = self.type_changers();
-        let node_shape = quote!(::kubebuilder::schema::Shape::with_markers(#shape, #changers));
+        let (own, _) = self.render();
+        // `with_markers` picks the markers that change the type (`type`, `enum`, ...).
+        let node_shape = quote!(::kubebuilder::schema::Shape::with_markers(#shape, #own));
         let own = self
             .own
             .iter()
-            .filter(|m| m.marker.needs_type())
+            .filter(|m| m.checked)
             .map(|m| check(m, quote!(::kubebuilder::schema::check_marker), &node_shape));
-        let items = self
-            .items
-            .iter()
-            .filter(|m| m.marker.needs_type())
-            .map(|m| {
-                check(
-                    m,
-                    quote!(::kubebuilder::schema::check_items_marker),
-                    &node_shape,
-                )
-            });
+        let items = self.items.iter().filter(|m| m.checked).map(|m| {
+            check(
+                m,
+                quote!(::kubebuilder::schema::check_items_marker),
+                &node_shape,
+            )
+        });
         own.chain(items).collect()
+    }
+
+    fn apply(&mut self, directive: Directive, arg: &Arg, errors: &mut Errors) {
+        if !arg.flag(errors) {
+            return;
+        }
+        let requirement = &mut self.requirement;
+        match directive {
+            Directive::Optional => requirement.optional = true,
+            Directive::Required => requirement.required = true,
+            Directive::ValidationOptional => requirement.validation_optional = true,
+            Directive::ValidationRequired => requirement.validation_required = true,
+            Directive::Schemaless => self.schemaless = true,
+            Directive::AllowDangerousTypes => self.allow_dangerous_types = true,
+            Directive::CustomSerde => self.custom_serde = Some(arg.span()),
+        }
+        if matches!(
+            directive,
+            Directive::Required | Directive::ValidationRequired
+        ) {
+            self.required_span = Some(arg.span());
+        }
     }
 }
 
 fn check(marker: &Spanned, function: TokenStream, shape: &TokenStream) -> TokenStream {
-    let Spanned { marker, name, span } = marker;
+    let name = marker.name;
+    let value = marker.tokens();
     // Spanned on the marker, so the compile error points at it.
-    quote_spanned! {*span=>
-        const _: () = if let ::core::option::Option::Some(error) = #function(&#shape, #name, &#marker) {
+    quote_spanned! {marker.span=>
+        const _: () = if let ::core::option::Option::Some(error) = #function(&#shape, #name, &#value) {
             ::core::panic!("{}", error.as_str())
         };
     }
 }
 
-const TOP_LEVEL: &[&str] = &[
-    "validation",
-    "optional",
-    "required",
-    "nullable",
-    "default",
-    "default_json",
-    "example",
-    "title",
-    "external_docs",
-    "list_type",
-    "list_map_key",
-    "map_type",
-    "struct_type",
-    "pruning",
-    "allow_dangerous_types",
-];
-
-const FIELD_ONLY: &[&str] = &[
-    "optional",
-    "required",
-    "nullable",
-    "default",
-    "default_json",
-    "example",
-    "embedded_resource",
-    "schemaless",
-];
-
-const TYPE_ONLY: &[&str] = &["at_most_one_of", "exactly_one_of", "at_least_one_of"];
-
-/// The `validation(...)` family; the part before `embedded_resource` is also what
-/// `items(...)` accepts.
-const VALIDATION: &[&str] = &[
-    "minimum",
-    "maximum",
-    "exclusive_minimum",
-    "exclusive_maximum",
-    "multiple_of",
-    "min_length",
-    "max_length",
-    "pattern",
-    "min_items",
-    "max_items",
-    "unique_items",
-    "min_properties",
-    "max_properties",
-    "enum",
-    "format",
-    "type",
-    "x_preserve_unknown_fields",
-    "x_embedded_resource",
-    "x_int_or_string",
-    "x_validation",
-    "embedded_resource",
-    "schemaless",
-    "optional",
-    "required",
-    "at_most_one_of",
-    "exactly_one_of",
-    "at_least_one_of",
-    "items",
-];
-
-/// What `items(...)` accepts: `VALIDATION` up to `embedded_resource`.
-const ITEMS: &[&str] = VALIDATION.split_at(ITEMS_LEN).0;
-const ITEMS_LEN: usize = 20;
-
-/// Rejects a marker placed on the wrong kind of item; true when it may be used here.
-fn allowed_here(arg: &Arg, target: Target, errors: &mut Errors) -> bool {
-    let key = arg.key();
-    match target {
-        Target::Type if FIELD_ONLY.contains(&key.as_str()) => {
-            errors.push(
-                arg.span(),
-                format!("`{key}` applies to fields; put it in `#[kubebuilder(...)]` on the field"),
-            );
-            false
-        }
-        Target::Field if TYPE_ONLY.contains(&key.as_str()) => {
-            errors.push(
-                arg.span(),
-                format!("`{key}` applies to types; put it in `#[kubebuilder::schema(...)]` on the struct"),
-            );
-            false
-        }
-        _ => true,
-    }
-}
-
 /// Parses the arguments of `#[kubebuilder(...)]` (a field) or `#[kubebuilder::schema(...)]`
 /// (a type).
-pub fn parse(args: &[Arg], target: Target, errors: &mut Errors) -> Markers {
-    let mut markers = Markers::default();
-    for arg in args {
-        if !TOP_LEVEL.contains(&arg.key().as_str()) {
-            errors.unknown(&arg.name, "argument", TOP_LEVEL);
-            continue;
-        }
-        if !allowed_here(arg, target, errors) {
-            continue;
-        }
-        let marker = match arg.key().as_str() {
-            "validation" => {
-                if let Some(nested) = arg.nested(errors) {
-                    parse_validation(nested, target, &mut markers, errors);
+pub fn parse(args: &[Arg], place: Place, errors: &mut Errors) -> Markers {
+    parse_list(args, Group::Top, place, errors)
+}
+
+/// Parses the argument lists of the `validation(...)` of `#[kubebuilder::resource(...)]`.
+pub fn parse_root(args: &[Arg], errors: &mut Errors) -> Markers {
+    parse_list(args, Group::Validation, Place::Resource, errors)
+}
+
+fn parse_list(args: &[Arg], group: Group, place: Place, errors: &mut Errors) -> Markers {
+    let mut lists = Lists {
+        place,
+        readers: Readers::new(),
+        markers: Markers::default(),
+    };
+    lists.read(args, group, errors);
+    check_list_map_keys(&lists.markers, errors);
+    lists.markers
+}
+
+/// The argument lists of one node: one reader per group, so that a marker repeated in two
+/// `validation(...)` lists is found.
+struct Lists {
+    place: Place,
+    readers: Readers<Group, &'static Definition>,
+    markers: Markers,
+}
+
+impl Lists {
+    fn read(&mut self, args: &[Arg], group: Group, errors: &mut Errors) {
+        for arg in args {
+            let reader = self.readers.get(group, || new_reader(group));
+            if !reader.knows(&arg.key())
+                && let Some(list) = written_elsewhere(&arg.key(), group, self.place)
+            {
+                errors.push(
+                    arg.span(),
+                    format!(
+                        "`{}` is not an argument of {}: write it {list}",
+                        arg.key(),
+                        shown(group)
+                    ),
+                );
+                continue;
+            }
+            let Some(definition) = reader.accept(arg, errors) else {
+                continue;
+            };
+            if group != Group::Items && !definition.stands_at(self.place) {
+                errors.push(arg.span(), misplaced(definition));
+                continue;
+            }
+            match definition.role {
+                Role::Group(inner) => {
+                    if let Some(nested) = arg.nested(errors) {
+                        self.read(nested, inner, errors);
+                    }
                 }
-                None
-            }
-            "optional" => {
-                markers.requirement.optional |= arg.flag(errors);
-                None
-            }
-            "required" => {
-                markers.requirement.required |= arg.flag(errors);
-                markers.required_span = Some(arg.span());
-                None
-            }
-            "allow_dangerous_types" => {
-                markers.allow_dangerous_types |= arg.flag(errors);
-                None
-            }
-            "nullable" => arg.flag(errors).then_some(Marker::Nullable),
-            "default" => arg
-                .any(errors)
-                .map(|v| Marker::Default(Literal::from_value(v))),
-            "default_json" => arg
-                .string(errors)
-                .and_then(|json| parse_json(&json, errors))
-                .map(Marker::DefaultJson),
-            "example" => arg
-                .any(errors)
-                .map(|v| Marker::Example(Literal::from_value(v))),
-            "title" => arg.string(errors).map(|t| Marker::Title(t.value())),
-            "external_docs" => arg
-                .nested(errors)
-                .and_then(|nested| parse_external_docs(arg, nested, errors)),
-            "list_type" => one_of(arg, &["map", "set", "atomic"], errors).map(Marker::ListType),
-            "list_map_key" => arg.string(errors).map(|k| Marker::ListMapKey(k.value())),
-            "map_type" => one_of(arg, &["granular", "atomic"], errors).map(Marker::MapType),
-            "struct_type" => one_of(arg, &["granular", "atomic"], errors).map(Marker::StructType),
-            "pruning" => arg
-                .nested(errors)
-                .and_then(|nested| parse_pruning(nested, errors)),
-            _ => unreachable!("every name of TOP_LEVEL is handled"),
-        };
-        if let Some(marker) = marker {
-            markers.own.push(Spanned {
-                marker,
-                name: arg.key(),
-                span: arg.span(),
-            });
-        }
-    }
-    check_list_map_keys(&markers, errors);
-    markers
-}
-
-/// `pruning(preserve_unknown_fields)`.
-fn parse_pruning(args: &[Arg], errors: &mut Errors) -> Option<Marker> {
-    let mut marker = None;
-    for inner in args {
-        if inner.key() == "preserve_unknown_fields" {
-            if inner.flag(errors) {
-                marker = Some(Marker::PreserveUnknownFields);
-            }
-        } else {
-            errors.unknown_in(
-                &inner.name,
-                "argument",
-                "pruning",
-                &["preserve_unknown_fields"],
-            );
-        }
-    }
-    marker
-}
-
-/// `validation(...)`, and `items(...)` inside it.
-fn parse_validation(args: &[Arg], target: Target, markers: &mut Markers, errors: &mut Errors) {
-    for arg in args {
-        let key = arg.key();
-        if !VALIDATION.contains(&key.as_str()) {
-            errors.unknown_in(&arg.name, "argument", "validation", VALIDATION);
-            continue;
-        }
-        if !allowed_here(arg, target, errors) {
-            continue;
-        }
-        match key.as_str() {
-            "items" => {
-                if let Some(nested) = arg.nested(errors) {
-                    for inner in nested {
-                        if !ITEMS.contains(&inner.key().as_str()) {
-                            errors.unknown_in(&inner.name, "argument", "items", ITEMS);
-                        } else if let Some(marker) = parse_schema_marker(inner, errors) {
-                            markers.items.push(Spanned {
-                                marker,
-                                name: inner.key(),
-                                span: inner.span(),
-                            });
+                Role::Directive(directive) => self.markers.apply(directive, arg, errors),
+                Role::Marker {
+                    variant,
+                    value,
+                    checked,
+                } => {
+                    if let Some(value) = parse_value(arg, value, errors) {
+                        let marker = Spanned {
+                            name: definition.name,
+                            variant,
+                            checked,
+                            value,
+                            span: arg.span(),
+                        };
+                        if group == Group::Items {
+                            self.markers.items.push(marker);
+                        } else {
+                            self.markers.own.push(marker);
                         }
                     }
                 }
             }
-            "optional" => markers.requirement.validation_optional |= arg.flag(errors),
-            "required" => {
-                markers.requirement.validation_required |= arg.flag(errors);
-                markers.required_span = Some(arg.span());
-            }
-            "schemaless" => markers.schemaless |= arg.flag(errors),
-            _ => {
-                if let Some(marker) = parse_schema_marker(arg, errors) {
-                    markers.own.push(Spanned {
-                        marker,
-                        name: key,
-                        span: arg.span(),
-                    });
-                }
-            }
         }
     }
 }
 
-/// One marker of the validation family (also valid inside `items(...)`), or a OneOf marker.
-fn parse_schema_marker(arg: &Arg, errors: &mut Errors) -> Option<Marker> {
-    Some(match arg.key().as_str() {
-        "minimum" => Marker::Minimum(arg.number(errors)?),
-        "maximum" => Marker::Maximum(arg.number(errors)?),
-        "exclusive_minimum" => Marker::ExclusiveMinimum(arg.boolean(errors)?),
-        "exclusive_maximum" => Marker::ExclusiveMaximum(arg.boolean(errors)?),
-        "multiple_of" => Marker::MultipleOf(arg.number(errors)?),
-        "min_length" => Marker::MinLength(arg.int(errors)?),
-        "max_length" => Marker::MaxLength(arg.int(errors)?),
-        "pattern" => Marker::Pattern(parse_pattern(&arg.string(errors)?, errors)?),
-        "min_items" => Marker::MinItems(arg.int(errors)?),
-        "max_items" => Marker::MaxItems(arg.int(errors)?),
-        "unique_items" => {
-            let unique = arg.boolean(errors)?;
-            if unique {
-                // Structural schemas forbid it; the CRD would be refused.
-                errors.push(
-                    arg.span(),
-                    "the apiserver refuses `uniqueItems: true` in CRDs; use `list_type = \"set\"` instead",
-                );
-                return None;
-            }
-            Marker::UniqueItems(unique)
+/// Where a name unknown in `group` is written instead, if it is a row that stands at
+/// `place` in another list.
+fn written_elsewhere(name: &str, group: Group, place: Place) -> Option<String> {
+    let definition = DEFINITIONS.iter().find(|d| {
+        d.name == name
+            && d.group != group
+            && !matches!(d.role, Role::Group(_))
+            && (d.stands_at(place) || d.group == Group::Validation)
+    })?;
+    Some(match definition.group {
+        Group::Top => format!("beside {}", shown(group)),
+        other => format!("in {}", shown(other)),
+    })
+}
+
+/// `validation(...)`, or "the attribute" for the top-level list.
+fn shown(group: Group) -> String {
+    DEFINITIONS
+        .iter()
+        .find(|d| matches!(d.role, Role::Group(g) if g == group))
+        .map_or_else(
+            || "the attribute".to_owned(),
+            |d| format!("`{}(...)`", d.name),
+        )
+}
+
+/// The rows a list accepts: its group's, and in `items(...)` the validation rows that stand
+/// there.
+fn new_reader(group: Group) -> Reader<&'static Definition> {
+    let within = match group {
+        Group::Top => "",
+        _ => DEFINITIONS
+            .iter()
+            .find(|d| matches!(d.role, Role::Group(g) if g == group))
+            .map_or("", |d| d.name),
+    };
+    let rows = DEFINITIONS.iter().filter(move |d| match group {
+        Group::Items => d.group == Group::Validation && d.stands_at(Place::Items),
+        _ => d.group == group,
+    });
+    Reader::new(rows, within, "argument")
+}
+
+fn misplaced(definition: &Definition) -> String {
+    let name = definition.name;
+    if definition.stands_at(Place::Field) {
+        format!("`{name}` applies to fields; put it in `#[kubebuilder(...)]` on the field")
+    } else {
+        format!("`{name}` applies to types; put it in `#[kubebuilder::schema(...)]` on the struct")
+    }
+}
+
+/// Reads an argument's value as its row's value kind.
+fn parse_value(arg: &Arg, kind: ValueKind, errors: &mut Errors) -> Option<Value> {
+    let value = match kind {
+        ValueKind::Flag => arg.flag(errors).then_some(Value::None)?,
+        ValueKind::Bool => Value::Bool(arg.boolean(errors)?),
+        ValueKind::Number => Value::Number(arg.number(errors)?),
+        ValueKind::Integer => Value::Integer(arg.int(errors)?),
+        ValueKind::String => Value::Text(arg.string(errors)?.value()),
+        ValueKind::Choice(allowed) => Value::Text(one_of(arg, allowed, errors)?),
+        ValueKind::Pattern => Value::Text(parse_pattern(&arg.string(errors)?, errors)?),
+        ValueKind::Literal => Value::Tokens(literal(arg.any(errors)?)),
+        ValueKind::Json => Value::Tokens(parse_json(&arg.string(errors)?, errors)?),
+        ValueKind::Literals => Value::Tokens(parse_literals(arg, errors)?),
+        ValueKind::Rule => Value::Tokens(parse_rule(arg, arg.nested(errors)?, errors)?),
+        ValueKind::Fields => Value::Fields(one_of_fields(arg, errors)?),
+        ValueKind::Docs => Value::Tokens(parse_external_docs(arg, arg.nested(errors)?, errors)?),
+    };
+    // Structural schemas forbid it; the CRD would be refused.
+    if arg.key() == "unique_items" && matches!(value, Value::Bool(true)) {
+        errors.push(
+            arg.span(),
+            "the apiserver refuses `uniqueItems: true` in CRDs; use `list_type = \"set\"` instead",
+        );
+        return None;
+    }
+    Some(value)
+}
+
+/// A literal value as a `kubebuilder::schema::Literal` expression.
+fn literal(value: &args::Value) -> TokenStream {
+    let path = quote!(::kubebuilder::schema::Literal);
+    match value {
+        args::Value::Str(lit) => {
+            let text = lit.value();
+            quote!(#path::String(#text))
         }
-        "min_properties" => Marker::MinProperties(arg.int(errors)?),
-        "max_properties" => Marker::MaxProperties(arg.int(errors)?),
-        "enum" => match arg.any(errors)? {
-            Value::List(items, _) => Marker::Enum(items.iter().map(Literal::from_value).collect()),
-            other => {
-                errors.push(
-                    other.span(),
-                    "`enum` expects a list of values: `enum = [\"a\", \"b\"]`",
-                );
-                return None;
+        args::Value::Int(i, _) => quote!(#path::Int(#i)),
+        args::Value::Float(f, _) => quote!(#path::Float(#f)),
+        args::Value::Bool(b, _) => quote!(#path::Bool(#b)),
+        args::Value::List(items, _) => {
+            let items = items.iter().map(literal);
+            quote!(#path::List(&[#(#items),*]))
+        }
+        args::Value::Map(entries, _) => {
+            let entries = entries.iter().map(|(key, value)| {
+                let key = key.value();
+                let value = literal(value);
+                quote!((#key, #value))
+            });
+            quote!(#path::Map(&[#(#entries),*]))
+        }
+        // Refused by `Arg::any` before this is called.
+        args::Value::Path(_) => quote!(#path::Null),
+    }
+}
+
+/// A JSON value as a `kubebuilder::schema::Literal` expression.
+fn json_literal(value: &serde_json::Value) -> TokenStream {
+    use serde_json::Value as Json;
+    let path = quote!(::kubebuilder::schema::Literal);
+    match value {
+        Json::Null => quote!(#path::Null),
+        Json::Bool(b) => quote!(#path::Bool(#b)),
+        Json::Number(n) => match n.as_i64() {
+            Some(i) => quote!(#path::Int(#i)),
+            None => {
+                let f = n.as_f64().unwrap_or_default();
+                quote!(#path::Float(#f))
             }
         },
-        "format" => Marker::Format(arg.string(errors)?.value()),
-        "type" => Marker::Type(one_of(
-            arg,
-            &["array", "boolean", "integer", "number", "object", "string"],
-            errors,
-        )?),
-        "x_preserve_unknown_fields" => arg.flag(errors).then_some(Marker::PreserveUnknownFields)?,
-        "x_embedded_resource" | "embedded_resource" => {
-            arg.flag(errors).then_some(Marker::EmbeddedResource)?
+        Json::String(s) => quote!(#path::String(#s)),
+        Json::Array(items) => {
+            let items = items.iter().map(json_literal);
+            quote!(#path::List(&[#(#items),*]))
         }
-        "x_int_or_string" => arg.flag(errors).then_some(Marker::IntOrString)?,
-        "x_validation" => Marker::XValidation(parse_rule(arg, arg.nested(errors)?, errors)?),
-        "at_most_one_of" => Marker::AtMostOneOf(one_of_fields(arg, errors)?),
-        "exactly_one_of" => Marker::ExactlyOneOf(one_of_fields(arg, errors)?),
-        "at_least_one_of" => Marker::AtLeastOneOf(one_of_fields(arg, errors)?),
-        _ => unreachable!("callers pass names of the validation family"),
-    })
+        Json::Object(entries) => {
+            let entries = entries.iter().map(|(key, value)| {
+                let value = json_literal(value);
+                quote!((#key, #value))
+            });
+            quote!(#path::Map(&[#(#entries),*]))
+        }
+    }
+}
+
+/// `enum = [...]`.
+fn parse_literals(arg: &Arg, errors: &mut Errors) -> Option<TokenStream> {
+    match arg.any(errors)? {
+        args::Value::List(items, _) => {
+            let items = items.iter().map(literal);
+            Some(quote!(&[#(#items),*]))
+        }
+        other => {
+            errors.push(
+                other.span(),
+                "`enum` expects a list of values: `enum = [\"a\", \"b\"]`",
+            );
+            None
+        }
+    }
 }
 
 fn one_of(arg: &Arg, allowed: &[&str], errors: &mut Errors) -> Option<String> {
@@ -660,7 +460,7 @@ fn parse_pattern(pattern: &LitStr, errors: &mut Errors) -> Option<String> {
     }
 }
 
-fn parse_json(json: &LitStr, errors: &mut Errors) -> Option<Literal> {
+fn parse_json(json: &LitStr, errors: &mut Errors) -> Option<TokenStream> {
     let text = json.value();
     if text.trim_start().starts_with("ref(") {
         errors.push(
@@ -670,7 +470,7 @@ fn parse_json(json: &LitStr, errors: &mut Errors) -> Option<Literal> {
         return None;
     }
     match serde_json::from_str::<serde_json::Value>(&text) {
-        Ok(value) => Some(Literal::from_json(&value)),
+        Ok(value) => Some(json_literal(&value)),
         Err(error) => {
             errors.push(
                 json.span(),
@@ -681,23 +481,28 @@ fn parse_json(json: &LitStr, errors: &mut Errors) -> Option<Literal> {
     }
 }
 
-fn parse_external_docs(arg: &Arg, args: &[Arg], errors: &mut Errors) -> Option<Marker> {
-    let mut url = None;
-    let mut description = String::new();
-    for inner in args {
-        match inner.key().as_str() {
-            "url" => url = inner.string(errors),
-            "description" => description = inner.string(errors)?.value(),
-            _ => errors.unknown_in(
-                &inner.name,
-                "argument",
-                "external_docs",
-                &["url", "description"],
-            ),
+#[derive(Default)]
+struct ExternalDocs {
+    url: Option<LitStr>,
+    description: Option<LitStr>,
+}
+
+const EXTERNAL_DOCS: &[Argument<ExternalDocs>] = &[
+    Argument::once("url", |arg, docs: &mut ExternalDocs, errors| {
+        docs.url = arg.string(errors)
+    }),
+    Argument::once("description", |arg, docs: &mut ExternalDocs, errors| {
+        docs.description = arg.string(errors)
+    }),
+];
+
+fn parse_external_docs(arg: &Arg, args: &[Arg], errors: &mut Errors) -> Option<TokenStream> {
+    let mut docs = ExternalDocs::default();
+    let mentioned = args::read(args, EXTERNAL_DOCS, "external_docs", &mut docs, errors);
+    let Some(url) = docs.url else {
+        if !mentioned.contains(&"url") {
+            errors.push(arg.span(), "`external_docs` needs `url = \"...\"`");
         }
-    }
-    let Some(url) = url else {
-        errors.push(arg.span(), "`external_docs` needs `url = \"...\"`");
         return None;
     };
     // Go's url.ParseRequestURI: an absolute URI (with a scheme) or an absolute path.
@@ -715,65 +520,89 @@ fn parse_external_docs(arg: &Arg, args: &[Arg], errors: &mut Errors) -> Option<M
         );
         return None;
     }
-    Some(Marker::ExternalDocs {
-        url: text,
-        description,
-    })
+    let description = docs.description.map(|d| d.value()).unwrap_or_default();
+    Some(quote!(::kubebuilder::schema::Docs { url: #text, description: #description }))
 }
 
-fn parse_rule(arg: &Arg, args: &[Arg], errors: &mut Errors) -> Option<Rule> {
-    const KNOWN: &[&str] = &[
-        "rule",
-        "message",
-        "message_expression",
-        "reason",
-        "field_path",
-        "optional_old_self",
-    ];
+/// The arguments of `x_validation(...)`.
+#[derive(Default)]
+struct Rule {
+    rule: Option<String>,
+    message: Option<String>,
+    message_expression: Option<String>,
+    reason: Option<String>,
+    field_path: Option<String>,
+    optional_old_self: Option<bool>,
+}
+
+const RULE: &[Argument<Rule>] = &[
+    Argument::once("rule", |arg, rule: &mut Rule, errors| {
+        rule.rule = text(arg, errors)
+    }),
+    Argument::once("message", |arg, rule: &mut Rule, errors| {
+        rule.message = text(arg, errors)
+    }),
+    Argument::once("message_expression", |arg, rule: &mut Rule, errors| {
+        rule.message_expression = text(arg, errors)
+    }),
+    Argument::once("reason", |arg, rule: &mut Rule, errors| {
+        rule.reason = reason(arg, errors)
+    }),
+    Argument::once("field_path", |arg, rule: &mut Rule, errors| {
+        rule.field_path = text(arg, errors)
+    }),
+    Argument::once("optional_old_self", |arg, rule: &mut Rule, errors| {
+        rule.optional_old_self = arg.boolean(errors)
+    }),
+];
+
+fn text(arg: &Arg, errors: &mut Errors) -> Option<String> {
+    arg.string(errors).map(|s| s.value())
+}
+
+fn reason(arg: &Arg, errors: &mut Errors) -> Option<String> {
     const REASONS: &[&str] = &[
         "FieldValueRequired",
         "FieldValueInvalid",
         "FieldValueForbidden",
         "FieldValueDuplicate",
     ];
+    let reason = arg.string(errors)?;
+    if REASONS.contains(&reason.value().as_str()) {
+        return Some(reason.value());
+    }
+    errors.push(
+        reason.span(),
+        format!(
+            "invalid reason {}, valid values are FieldValueRequired, FieldValueInvalid, FieldValueForbidden and FieldValueDuplicate",
+            reason.value()
+        ),
+    );
+    None
+}
+
+fn parse_rule(arg: &Arg, args: &[Arg], errors: &mut Errors) -> Option<TokenStream> {
     let mut rule = Rule::default();
-    let mut has_rule = false;
-    for inner in args {
-        let string = |errors: &mut Errors| inner.string(errors).map(|s| s.value());
-        match inner.key().as_str() {
-            "rule" => {
-                if let Some(text) = string(errors) {
-                    rule.rule = text;
-                    has_rule = true;
-                }
-            }
-            "message" => rule.message = string(errors),
-            "message_expression" => rule.message_expression = string(errors),
-            "reason" => {
-                if let Some(reason) = inner.string(errors) {
-                    if REASONS.contains(&reason.value().as_str()) {
-                        rule.reason = Some(reason.value());
-                    } else {
-                        errors.push(
-                            reason.span(),
-                            format!(
-                                "invalid reason {}, valid values are FieldValueRequired, FieldValueInvalid, FieldValueForbidden and FieldValueDuplicate",
-                                reason.value()
-                            ),
-                        );
-                    }
-                }
-            }
-            "field_path" => rule.field_path = string(errors),
-            "optional_old_self" => rule.optional_old_self = inner.boolean(errors),
-            _ => errors.unknown_in(&inner.name, "argument", "x_validation", KNOWN),
+    let mentioned = args::read(args, RULE, "x_validation", &mut rule, errors);
+    let Some(text) = rule.rule else {
+        if !mentioned.contains(&"rule") {
+            errors.push(arg.span(), "`x_validation` needs `rule = \"...\"`");
         }
-    }
-    if !has_rule {
-        errors.push(arg.span(), "`x_validation` needs `rule = \"...\"`");
         return None;
-    }
-    Some(rule)
+    };
+    let message = optional(rule.message.as_ref());
+    let message_expression = optional(rule.message_expression.as_ref());
+    let reason = optional(rule.reason.as_ref());
+    let field_path = optional(rule.field_path.as_ref());
+    let optional_old_self = optional(rule.optional_old_self);
+    Some(quote!(::kubebuilder::schema::Rule {
+        rule: #text,
+        message: #message,
+        message_expression: #message_expression,
+        reason: #reason,
+        field_path: #field_path,
+        optional_old_self: #optional_old_self,
+    }))
 }
 
 fn one_of_fields(arg: &Arg, errors: &mut Errors) -> Option<Vec<String>> {
@@ -802,9 +631,9 @@ fn check_list_map_keys(markers: &Markers, errors: &mut Errors) {
     let is_map_list = markers
         .own
         .iter()
-        .any(|m| m.marker == Marker::ListType("map".into()));
+        .any(|m| m.is("ListType") && matches!(&m.value, Value::Text(t) if t == "map"));
     for marker in &markers.own {
-        if matches!(marker.marker, Marker::ListMapKey(_)) && !is_map_list {
+        if marker.is("ListMapKey") && !is_map_list {
             errors.push(
                 marker.span,
                 "`list_map_key` needs `list_type = \"map\"` on the same field or type",

@@ -11,19 +11,9 @@ use quote::quote;
 use syn::spanned::Spanned;
 use syn::{Item, LitStr};
 
-use crate::args::{self, Arg, Errors, Once, closest};
+use crate::args::{self, Argument, Errors, Given};
 use crate::k8s_values::{DnsName, check_dns_name, did_you_mean, type_ident};
 use crate::tokens::optional;
-
-const ARGUMENTS: &[&str] = &[
-    "groups",
-    "resources",
-    "resource_names",
-    "verbs",
-    "urls",
-    "namespace",
-    "role_name",
-];
 
 /// The verbs the Kubernetes authorizer checks on API resources (`*` = all). Custom verbs
 /// of aggregated APIs are not accepted: a typo would otherwise silently grant nothing.
@@ -50,20 +40,44 @@ const URL_VERBS: &[&str] = &[
     "get", "post", "put", "patch", "delete", "head", "options", "*",
 ];
 
-/// The arguments as written, each given at most once.
+/// The arguments as written.
 #[derive(Default)]
 struct Args {
-    groups: Once<Vec<LitStr>>,
-    resources: Once<Vec<LitStr>>,
-    resource_names: Once<Vec<LitStr>>,
-    verbs: Once<Vec<LitStr>>,
-    urls: Once<Vec<LitStr>>,
-    namespace: Once<LitStr>,
-    role_name: Once<LitStr>,
+    groups: Option<Vec<LitStr>>,
+    resources: Option<Vec<LitStr>>,
+    resource_names: Option<Vec<LitStr>>,
+    verbs: Option<Given<Vec<LitStr>>>,
+    urls: Option<Vec<LitStr>>,
+    namespace: Option<LitStr>,
+    role_name: Option<LitStr>,
     /// The arguments written, with a bad value or mentioned too: if such an argument
     /// ends up absent, that mistake is already reported.
     mentioned: Vec<&'static str>,
 }
+
+const ARGUMENTS: &[Argument<Args>] = &[
+    Argument::once("groups", |arg, a: &mut Args, errors| {
+        a.groups = arg.strings(errors)
+    }),
+    Argument::once("resources", |arg, a: &mut Args, errors| {
+        a.resources = arg.strings(errors)
+    }),
+    Argument::once("resource_names", |arg, a: &mut Args, errors| {
+        a.resource_names = arg.strings(errors)
+    }),
+    Argument::once("verbs", |arg, a: &mut Args, errors| {
+        a.verbs = Given::of(arg, arg.strings(errors))
+    }),
+    Argument::once("urls", |arg, a: &mut Args, errors| {
+        a.urls = arg.strings(errors)
+    }),
+    Argument::once("namespace", |arg, a: &mut Args, errors| {
+        a.namespace = arg.string(errors)
+    }),
+    Argument::once("role_name", |arg, a: &mut Args, errors| {
+        a.role_name = arg.string(errors)
+    }),
+];
 
 /// One validated rule, as `kubebuilder::rbac::Rule` will hold it (`core` is rewritten
 /// when the rules are normalised, as controller-gen does).
@@ -93,7 +107,9 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         errors.extend(error);
         Vec::new()
     });
-    let rule = validate(read(&args, &mut errors), &mut errors);
+    let mut read = Args::default();
+    read.mentioned = args::read(&args, ARGUMENTS, "", &mut read, &mut errors);
+    let rule = validate(read, &mut errors);
     if !errors.is_empty() {
         // The item stays as written, so code using the type compiles and the rule's
         // mistakes are the only messages.
@@ -107,35 +123,13 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 impl Args {
     /// Whether an empty list argument still needs a "missing argument" error: it was
     /// written empty, or not written at all (a bad value or a misspelling is reported).
-    fn unreported(&self, list: &Once<Vec<LitStr>>, name: &str) -> bool {
-        list.get().is_some() || !self.mentioned.contains(&name)
+    fn unreported(&self, written: bool, name: &str) -> bool {
+        written || !self.mentioned.contains(&name)
     }
-}
-
-fn read(args: &[Arg], errors: &mut Errors) -> Args {
-    let mut read = Args::default();
-    for arg in args {
-        read.mentioned
-            .extend(ARGUMENTS.iter().find(|known| **known == arg.key()));
-        match arg.key().as_str() {
-            "groups" => read.groups.set(arg, arg.strings(errors), errors),
-            "resources" => read.resources.set(arg, arg.strings(errors), errors),
-            "resource_names" => read.resource_names.set(arg, arg.strings(errors), errors),
-            "verbs" => read.verbs.set(arg, arg.strings(errors), errors),
-            "urls" => read.urls.set(arg, arg.strings(errors), errors),
-            "namespace" => read.namespace.set(arg, arg.string(errors), errors),
-            "role_name" => read.role_name.set(arg, arg.string(errors), errors),
-            _ => {
-                errors.unknown(&arg.name, "argument", ARGUMENTS);
-                read.mentioned.extend(closest(&arg.key(), ARGUMENTS));
-            }
-        }
-    }
-    read
 }
 
 fn validate(args: Args, errors: &mut Errors) -> Rule {
-    let list = |once: &Once<Vec<LitStr>>| once.get().cloned().unwrap_or_default();
+    let list = |given: &Option<Vec<LitStr>>| given.clone().unwrap_or_default();
     let (groups, resources, resource_names, urls) = (
         list(&args.groups),
         list(&args.resources),
@@ -160,18 +154,18 @@ fn validate(args: Args, errors: &mut Errors) -> Rule {
                 );
             }
         }
-        if let Some(namespace) = args.namespace.get() {
+        if let Some(namespace) = args.namespace.as_ref() {
             errors.push(
                 namespace.span(),
                 "non-resource URLs can only be granted by a ClusterRole: remove `namespace`",
             );
         }
-    } else if resources.is_empty() && args.unreported(&args.resources, "resources") {
+    } else if resources.is_empty() && args.unreported(args.resources.is_some(), "resources") {
         errors.push(
             Span::call_site(),
             "missing argument `resources` (or `urls` for non-resource URLs such as \"/metrics\")",
         );
-    } else if groups.is_empty() && args.unreported(&args.groups, "groups") {
+    } else if groups.is_empty() && args.unreported(args.groups.is_some(), "groups") {
         errors.push(
             Span::call_site(),
             "missing argument `groups`: resource rules need their API groups; write \
@@ -179,10 +173,16 @@ fn validate(args: Args, errors: &mut Errors) -> Rule {
         );
     }
 
-    let verbs = list(&args.verbs);
-    if verbs.is_empty() && args.unreported(&args.verbs, "verbs") {
+    let verbs = args
+        .verbs
+        .as_ref()
+        .map(|given| given.value.clone())
+        .unwrap_or_default();
+    if verbs.is_empty() && args.unreported(args.verbs.is_some(), "verbs") {
         errors.push(
-            args.verbs.span().unwrap_or_else(Span::call_site),
+            args.verbs
+                .as_ref()
+                .map_or_else(Span::call_site, |given| given.span),
             "missing argument `verbs`: list what the rule allows, e.g. \
              `verbs = [\"get\", \"list\", \"watch\"]`",
         );
@@ -206,10 +206,10 @@ fn validate(args: Args, errors: &mut Errors) -> Rule {
         }
     }
 
-    if let Some(namespace) = args.namespace.get() {
+    if let Some(namespace) = args.namespace.as_ref() {
         check_dns_name(namespace, "namespace", DnsName::Label, errors);
     }
-    if let Some(role_name) = args.role_name.get() {
+    if let Some(role_name) = args.role_name.as_ref() {
         let name = role_name.value();
         if name.is_empty() || name == "." || name == ".." || name.contains(['/', '%']) {
             errors.push(
@@ -229,8 +229,8 @@ fn validate(args: Args, errors: &mut Errors) -> Rule {
         resource_names: values(resource_names),
         urls: values(urls),
         verbs: values(verbs),
-        namespace: args.namespace.take().map(|n| n.value()),
-        role_name: args.role_name.take().map(|n| n.value()),
+        namespace: args.namespace.map(|n| n.value()),
+        role_name: args.role_name.map(|n| n.value()),
     }
 }
 

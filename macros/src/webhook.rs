@@ -13,63 +13,101 @@ use quote::quote;
 use syn::spanned::Spanned;
 use syn::{Ident, Item, LitStr};
 
-use crate::args::{self, Arg, Errors, Once, closest};
+use crate::args::{self, Arg, Argument, Errors, Given};
 use crate::k8s_values::{DnsName, check_dns_name, did_you_mean, one_of, type_ident};
 use crate::tokens::optional;
-
-const ARGUMENTS: &[&str] = &[
-    "path",
-    "url",
-    "mutating",
-    "failure_policy",
-    "match_policy",
-    "side_effects",
-    "timeout_seconds",
-    "groups",
-    "resources",
-    "verbs",
-    "versions",
-    "name",
-    "admission_review_versions",
-    "reinvocation_policy",
-    "webhook_versions",
-    "service_name",
-    "service_namespace",
-    "service_port",
-    "kind",
-];
 
 /// The operations a webhook rule matches, as written in the attribute (any case).
 const OPERATIONS: &[&str] = &["create", "update", "delete", "connect", "*"];
 
-/// The arguments as written, each given at most once. Policies are already matched
-/// against their allowed values (in their API spelling).
+/// The arguments as written. Policies are already matched against their allowed values
+/// (in their API spelling).
 #[derive(Default)]
 struct Args {
-    path: Once<LitStr>,
-    url: Once<LitStr>,
-    mutating: Once<bool>,
-    failure_policy: Once<&'static str>,
-    match_policy: Once<&'static str>,
-    side_effects: Once<&'static str>,
-    timeout_seconds: Once<(i64, Span)>,
-    groups: Once<Vec<LitStr>>,
-    resources: Once<Vec<LitStr>>,
-    verbs: Once<Vec<LitStr>>,
-    versions: Once<Vec<LitStr>>,
-    name: Once<LitStr>,
-    admission_review_versions: Once<Vec<LitStr>>,
-    reinvocation_policy: Once<&'static str>,
-    webhook_versions: Once<Vec<LitStr>>,
-    service_name: Once<LitStr>,
-    service_namespace: Once<LitStr>,
-    service_port: Once<(i64, Span)>,
+    path: Option<LitStr>,
+    url: Option<LitStr>,
+    mutating: Option<bool>,
+    failure_policy: Option<&'static str>,
+    match_policy: Option<&'static str>,
+    side_effects: Option<&'static str>,
+    timeout_seconds: Option<(i64, Span)>,
+    groups: Option<Vec<LitStr>>,
+    resources: Option<Vec<LitStr>>,
+    verbs: Option<Vec<LitStr>>,
+    versions: Option<Vec<LitStr>>,
+    name: Option<LitStr>,
+    admission_review_versions: Option<Vec<LitStr>>,
+    reinvocation_policy: Option<Given<&'static str>>,
+    webhook_versions: Option<Vec<LitStr>>,
+    service_name: Option<Given<LitStr>>,
+    service_namespace: Option<Given<LitStr>>,
+    service_port: Option<Given<(i64, Span)>>,
     /// Ours: the kind in the default path, when it is not the single resource singularised.
-    kind: Once<LitStr>,
+    kind: Option<LitStr>,
     /// The arguments written, with a bad value or mentioned too: if such an argument
     /// ends up absent, that mistake is already reported.
     mentioned: Vec<&'static str>,
 }
+
+const ARGUMENTS: &[Argument<Args>] = &[
+    Argument::once("path", |arg, a: &mut Args, errors| {
+        a.path = arg.string(errors)
+    }),
+    Argument::once("url", |arg, a: &mut Args, errors| {
+        a.url = arg.string(errors)
+    }),
+    Argument::once("mutating", |arg, a: &mut Args, errors| {
+        a.mutating = arg.boolean(errors)
+    }),
+    Argument::once("failure_policy", |arg, a: &mut Args, errors| {
+        a.failure_policy = one_of(arg, &["Fail", "Ignore"], errors)
+    }),
+    Argument::once("match_policy", |arg, a: &mut Args, errors| {
+        a.match_policy = one_of(arg, &["Exact", "Equivalent"], errors)
+    }),
+    Argument::once("side_effects", |arg, a: &mut Args, errors| {
+        a.side_effects = side_effects(arg, errors)
+    }),
+    Argument::once("timeout_seconds", |arg, a: &mut Args, errors| {
+        a.timeout_seconds = int_with_span(arg, errors)
+    }),
+    Argument::once("groups", |arg, a: &mut Args, errors| {
+        a.groups = arg.strings(errors)
+    }),
+    Argument::once("resources", |arg, a: &mut Args, errors| {
+        a.resources = arg.strings(errors)
+    }),
+    Argument::once("verbs", |arg, a: &mut Args, errors| {
+        a.verbs = arg.strings(errors)
+    }),
+    Argument::once("versions", |arg, a: &mut Args, errors| {
+        a.versions = arg.strings(errors)
+    }),
+    Argument::once("name", |arg, a: &mut Args, errors| {
+        a.name = arg.string(errors)
+    }),
+    Argument::once("admission_review_versions", |arg, a: &mut Args, errors| {
+        a.admission_review_versions = arg.strings(errors)
+    }),
+    Argument::once("reinvocation_policy", |arg, a: &mut Args, errors| {
+        a.reinvocation_policy = Given::of(arg, one_of(arg, &["Never", "IfNeeded"], errors))
+    }),
+    Argument::once("webhook_versions", |arg, a: &mut Args, errors| {
+        a.webhook_versions = arg.strings(errors)
+    }),
+    Argument::once("service_name", |arg, a: &mut Args, errors| {
+        a.service_name = Given::of(arg, arg.string(errors))
+    }),
+    Argument::once("service_namespace", |arg, a: &mut Args, errors| {
+        a.service_namespace = Given::of(arg, arg.string(errors))
+    }),
+    Argument::once("service_port", |arg, a: &mut Args, errors| {
+        a.service_port = Given::of(arg, int_with_span(arg, errors))
+    }),
+    Argument::once("kind", |arg, a: &mut Args, errors| {
+        a.kind = arg.string(errors)
+    }),
+];
 
 /// A validated webhook, as `kubebuilder::webhook::Webhook` will hold it.
 struct Webhook {
@@ -100,7 +138,9 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
         errors.extend(error);
         Vec::new()
     });
-    let webhook = validate(read(&args, &mut errors), &mut errors);
+    let mut read = Args::default();
+    read.mentioned = args::read(&args, ARGUMENTS, "", &mut read, &mut errors);
+    let webhook = validate(read, &mut errors);
     if !errors.is_empty() {
         // The stub keeps `<T as Declared>::WEBHOOK` resolving, so the only messages are
         // about the attribute.
@@ -145,61 +185,9 @@ fn webhook_type(item: &TokenStream, errors: &mut Errors) -> Option<Ident> {
     Some(ident.clone())
 }
 
-fn read(args: &[Arg], errors: &mut Errors) -> Args {
-    let mut read = Args::default();
-    let with_span =
-        |arg: &Arg, errors: &mut Errors| arg.int(errors).map(|n| (n, arg_value_span(arg)));
-    for arg in args {
-        read.mentioned
-            .extend(ARGUMENTS.iter().find(|known| **known == arg.key()));
-        match arg.key().as_str() {
-            "path" => read.path.set(arg, arg.string(errors), errors),
-            "url" => read.url.set(arg, arg.string(errors), errors),
-            "mutating" => read.mutating.set(arg, arg.boolean(errors), errors),
-            "failure_policy" => {
-                let policy = one_of(arg, &["Fail", "Ignore"], errors);
-                read.failure_policy.set(arg, policy, errors);
-            }
-            "match_policy" => {
-                let policy = one_of(arg, &["Exact", "Equivalent"], errors);
-                read.match_policy.set(arg, policy, errors);
-            }
-            "side_effects" => {
-                let side_effects = side_effects(arg, errors);
-                read.side_effects.set(arg, side_effects, errors);
-            }
-            "timeout_seconds" => {
-                let seconds = with_span(arg, errors);
-                read.timeout_seconds.set(arg, seconds, errors);
-            }
-            "groups" => read.groups.set(arg, arg.strings(errors), errors),
-            "resources" => read.resources.set(arg, arg.strings(errors), errors),
-            "verbs" => read.verbs.set(arg, arg.strings(errors), errors),
-            "versions" => read.versions.set(arg, arg.strings(errors), errors),
-            "name" => read.name.set(arg, arg.string(errors), errors),
-            "admission_review_versions" => {
-                let versions = arg.strings(errors);
-                read.admission_review_versions.set(arg, versions, errors);
-            }
-            "reinvocation_policy" => {
-                let policy = one_of(arg, &["Never", "IfNeeded"], errors);
-                read.reinvocation_policy.set(arg, policy, errors);
-            }
-            "webhook_versions" => read.webhook_versions.set(arg, arg.strings(errors), errors),
-            "service_name" => read.service_name.set(arg, arg.string(errors), errors),
-            "service_namespace" => read.service_namespace.set(arg, arg.string(errors), errors),
-            "service_port" => {
-                let port = with_span(arg, errors);
-                read.service_port.set(arg, port, errors);
-            }
-            "kind" => read.kind.set(arg, arg.string(errors), errors),
-            _ => {
-                errors.unknown(&arg.name, "argument", ARGUMENTS);
-                read.mentioned.extend(closest(&arg.key(), ARGUMENTS));
-            }
-        }
-    }
-    read
+/// An integer with where its value is written, for errors about the value.
+fn int_with_span(arg: &Arg, errors: &mut Errors) -> Option<(i64, Span)> {
+    arg.int(errors).map(|n| (n, arg_value_span(arg)))
 }
 
 /// Where an argument's value is written, for errors about the value.
@@ -242,12 +230,12 @@ fn missing(errors: &mut Errors, mentioned: &[&str], argument: &str, hint: &str) 
 /// A required list: absent and empty are the same mistake.
 fn required_list(
     mentioned: &[&str],
-    list: &Once<Vec<LitStr>>,
+    list: &Option<Vec<LitStr>>,
     argument: &str,
     hint: &str,
     errors: &mut Errors,
 ) -> Vec<LitStr> {
-    match list.get() {
+    match list {
         Some(list) if !list.is_empty() => list.clone(),
         // Written as `[]`: missing, whatever else was mentioned.
         Some(_) => {
@@ -261,9 +249,74 @@ fn required_list(
     }
 }
 
+/// The rule lists of a webhook, as written.
+struct Rules {
+    groups: Vec<LitStr>,
+    resources: Vec<LitStr>,
+    versions: Vec<LitStr>,
+    verbs: Vec<LitStr>,
+}
+
 fn validate(args: Args, errors: &mut Errors) -> Webhook {
-    let mutating = args.mutating.get().copied();
-    if mutating.is_none() {
+    check_required_policies(&args, errors);
+    let mutating = args.mutating;
+    let timeout_seconds = args.timeout_seconds.and_then(|(seconds, span)| {
+        let valid = (1..=30).contains(&seconds);
+        if !valid {
+            errors.push(span, "timeout_seconds must be between 1 and 30 seconds");
+        }
+        valid.then_some(seconds as i32)
+    });
+    let rules = rules(&args, errors);
+    let operations = operations(&rules.verbs, errors);
+    let name = webhook_name(&args, errors);
+    let admission_review_versions = admission_review_versions(&args, errors);
+    check_webhook_versions(&args, errors);
+    if let (Some(false), Some(policy)) = (mutating, &args.reinvocation_policy) {
+        errors.push(
+            policy.span,
+            "`reinvocation_policy` applies to mutating webhooks only",
+        );
+    }
+    let (path, url) = client_config(&args, &rules, errors);
+    let service_port = check_service(&args, errors);
+
+    let values = |literals: &[LitStr]| literals.iter().map(LitStr::value).collect::<Vec<_>>();
+    Webhook {
+        name,
+        mutating: mutating.unwrap_or_default(),
+        path,
+        url,
+        failure_policy: args.failure_policy.unwrap_or_default(),
+        match_policy: args.match_policy,
+        side_effects: args.side_effects.unwrap_or_default(),
+        groups: values(&rules.groups)
+            .into_iter()
+            .map(|group| {
+                if group == "core" {
+                    String::new()
+                } else {
+                    group
+                }
+            })
+            .collect(),
+        resources: values(&rules.resources),
+        verbs: operations,
+        versions: values(&rules.versions),
+        admission_review_versions: values(&admission_review_versions),
+        reinvocation_policy: args.reinvocation_policy.map(|policy| policy.value),
+        timeout_seconds,
+        service_name: args.service_name.map(|name| name.value.value()),
+        service_namespace: args
+            .service_namespace
+            .map(|namespace| namespace.value.value()),
+        service_port,
+    }
+}
+
+/// `mutating`, `failure_policy` and `side_effects` have no default.
+fn check_required_policies(args: &Args, errors: &mut Errors) {
+    if args.mutating.is_none() {
         missing(
             errors,
             &args.mentioned,
@@ -271,7 +324,7 @@ fn validate(args: Args, errors: &mut Errors) -> Webhook {
             ": `mutating = true` for a defaulter, `mutating = false` for a validator",
         );
     }
-    if args.failure_policy.span().is_none() {
+    if args.failure_policy.is_none() {
         missing(
             errors,
             &args.mentioned,
@@ -279,7 +332,7 @@ fn validate(args: Args, errors: &mut Errors) -> Webhook {
             ": \"Fail\" or \"Ignore\"",
         );
     }
-    if args.side_effects.span().is_none() {
+    if args.side_effects.is_none() {
         missing(
             errors,
             &args.mentioned,
@@ -288,45 +341,48 @@ fn validate(args: Args, errors: &mut Errors) -> Webhook {
              use \"None\" or \"NoneOnDryRun\"",
         );
     }
-    let timeout_seconds = args.timeout_seconds.get().and_then(|&(seconds, span)| {
-        let valid = (1..=30).contains(&seconds);
-        if !valid {
-            errors.push(span, "timeout_seconds must be between 1 and 30 seconds");
-        }
-        valid.then_some(seconds as i32)
-    });
+}
 
-    let groups = required_list(
-        &args.mentioned,
-        &args.groups,
-        "groups",
-        ": the API groups of the resources, e.g. `groups = [\"batch.tutorial.kubebuilder.io\"]` \
-         (`\"core\"` for the core group)",
-        errors,
-    );
-    let resources = required_list(
-        &args.mentioned,
-        &args.resources,
-        "resources",
-        ": the resources the webhook admits, e.g. `resources = [\"cronjobs\"]`",
-        errors,
-    );
-    let versions = required_list(
-        &args.mentioned,
-        &args.versions,
-        "versions",
-        ": the API versions, e.g. `versions = [\"v1\"]`",
-        errors,
-    );
-    let verbs = required_list(
-        &args.mentioned,
-        &args.verbs,
-        "verbs",
-        ": the operations, e.g. `verbs = [\"create\", \"update\"]`",
-        errors,
-    );
+/// The four lists of the webhook's rule, each required.
+fn rules(args: &Args, errors: &mut Errors) -> Rules {
+    let mentioned = &args.mentioned;
+    Rules {
+        groups: required_list(
+            mentioned,
+            &args.groups,
+            "groups",
+            ": the API groups of the resources, e.g. `groups = [\"batch.tutorial.kubebuilder.io\"]` \
+             (`\"core\"` for the core group)",
+            errors,
+        ),
+        resources: required_list(
+            mentioned,
+            &args.resources,
+            "resources",
+            ": the resources the webhook admits, e.g. `resources = [\"cronjobs\"]`",
+            errors,
+        ),
+        versions: required_list(
+            mentioned,
+            &args.versions,
+            "versions",
+            ": the API versions, e.g. `versions = [\"v1\"]`",
+            errors,
+        ),
+        verbs: required_list(
+            mentioned,
+            &args.verbs,
+            "verbs",
+            ": the operations, e.g. `verbs = [\"create\", \"update\"]`",
+            errors,
+        ),
+    }
+}
+
+/// The verbs as the API's operations (`CREATE`, ...).
+fn operations(verbs: &[LitStr], errors: &mut Errors) -> Vec<String> {
     let mut operations = Vec::new();
-    for verb in &verbs {
+    for verb in verbs {
         let value = verb.value();
         if OPERATIONS.contains(&value.to_lowercase().as_str()) {
             operations.push(value.to_uppercase());
@@ -341,35 +397,37 @@ fn validate(args: Args, errors: &mut Errors) -> Webhook {
             );
         }
     }
+    operations
+}
 
-    let name = match args.name.get() {
-        Some(name) => {
-            let value = name.value();
-            if value.split('.').count() < 3 {
-                errors.push(
-                    name.span(),
-                    format!(
-                        "webhook name \"{value}\" should be a domain with at least three segments \
-                         separated by dots, e.g. \"mcronjob-v1.kb.io\""
-                    ),
-                );
-            } else {
-                check_dns_name(name, "webhook name", DnsName::Subdomain, errors);
-            }
-            value
-        }
-        None => {
-            missing(
-                errors,
-                &args.mentioned,
-                "name",
-                ": a domain with at least three segments, e.g. `name = \"mcronjob-v1.kb.io\"`",
-            );
-            String::new()
-        }
+/// The webhook's name: a domain of at least three segments.
+fn webhook_name(args: &Args, errors: &mut Errors) -> String {
+    let Some(name) = &args.name else {
+        missing(
+            errors,
+            &args.mentioned,
+            "name",
+            ": a domain with at least three segments, e.g. `name = \"mcronjob-v1.kb.io\"`",
+        );
+        return String::new();
     };
+    let value = name.value();
+    if value.split('.').count() < 3 {
+        errors.push(
+            name.span(),
+            format!(
+                "webhook name \"{value}\" should be a domain with at least three segments \
+                 separated by dots, e.g. \"mcronjob-v1.kb.io\""
+            ),
+        );
+    } else {
+        check_dns_name(name, "webhook name", DnsName::Subdomain, errors);
+    }
+    value
+}
 
-    let admission_review_versions = required_list(
+fn admission_review_versions(args: &Args, errors: &mut Errors) -> Vec<LitStr> {
+    let versions = required_list(
         &args.mentioned,
         &args.admission_review_versions,
         "admission_review_versions",
@@ -377,7 +435,7 @@ fn validate(args: Args, errors: &mut Errors) -> Webhook {
          e.g. `admission_review_versions = [\"v1\"]`",
         errors,
     );
-    for version in &admission_review_versions {
+    for version in &versions {
         if !["v1", "v1beta1"].contains(&version.value().as_str()) {
             errors.push(
                 version.span(),
@@ -388,7 +446,11 @@ fn validate(args: Args, errors: &mut Errors) -> Webhook {
             );
         }
     }
-    for version in args.webhook_versions.get().into_iter().flatten() {
+    versions
+}
+
+fn check_webhook_versions(args: &Args, errors: &mut Errors) {
+    for version in args.webhook_versions.iter().flatten() {
         if version.value() != "v1" {
             errors.push(
                 version.span(),
@@ -400,16 +462,31 @@ fn validate(args: Args, errors: &mut Errors) -> Webhook {
             );
         }
     }
+}
 
-    let reinvocation_policy = args.reinvocation_policy.get().copied();
-    if let (Some(false), Some(span)) = (mutating, args.reinvocation_policy.span()) {
+/// How the apiserver reaches the webhook: `path` (through the Service), `url`, or the
+/// default path.
+fn client_config(
+    args: &Args,
+    rules: &Rules,
+    errors: &mut Errors,
+) -> (Option<String>, Option<String>) {
+    let config = path_or_url(args, rules, errors);
+    if let (Some(kind), true) = (&args.kind, args.path.is_some() || args.url.is_some()) {
         errors.push(
-            span,
-            "`reinvocation_policy` applies to mutating webhooks only",
+            kind.span(),
+            "`kind` only names the kind in the default path; remove it, or `path` and `url`",
         );
     }
+    config
+}
 
-    let (path, url) = match (args.path.get(), args.url.get()) {
+fn path_or_url(
+    args: &Args,
+    rules: &Rules,
+    errors: &mut Errors,
+) -> (Option<String>, Option<String>) {
+    match (&args.path, &args.url) {
         (Some(_), Some(url)) => {
             errors.push(
                 url.span(),
@@ -428,11 +505,15 @@ fn validate(args: Args, errors: &mut Errors) -> Webhook {
             if !url.value().starts_with("https://") {
                 errors.push(url.span(), "'https' is the only allowed URL scheme");
             }
-            for (argument, span) in [
-                ("service_name", args.service_name.span()),
-                ("service_namespace", args.service_namespace.span()),
-                ("service_port", args.service_port.span()),
-            ] {
+            let service = [
+                ("service_name", args.service_name.as_ref().map(|g| g.span)),
+                (
+                    "service_namespace",
+                    args.service_namespace.as_ref().map(|g| g.span),
+                ),
+                ("service_port", args.service_port.as_ref().map(|g| g.span)),
+            ];
+            for (argument, span) in service {
                 if let Some(span) = span {
                     errors.push(
                         span,
@@ -446,72 +527,42 @@ fn validate(args: Args, errors: &mut Errors) -> Webhook {
             (None, Some(url.value()))
         }
         (None, None) => {
-            let path = mutating.and_then(|mutating| {
+            let path = args.mutating.and_then(|mutating| {
                 derive_path(
                     mutating,
-                    &groups,
-                    &versions,
-                    &resources,
-                    args.kind.get(),
+                    &rules.groups,
+                    &rules.versions,
+                    &rules.resources,
+                    args.kind.as_ref(),
                     errors,
                 )
             });
             (path, None)
         }
-    };
-    if let (Some(kind), true) = (
-        args.kind.get(),
-        args.path.get().or(args.url.get()).is_some(),
-    ) {
-        errors.push(
-            kind.span(),
-            "`kind` only names the kind in the default path; remove it, or `path` and `url`",
+    }
+}
+
+/// The Service's name and namespace are DNS labels, its port a port.
+fn check_service(args: &Args, errors: &mut Errors) -> Option<i32> {
+    if let Some(service) = &args.service_name {
+        check_dns_name(&service.value, "service_name", DnsName::Label, errors);
+    }
+    if let Some(namespace) = &args.service_namespace {
+        check_dns_name(
+            &namespace.value,
+            "service_namespace",
+            DnsName::Label,
+            errors,
         );
     }
-
-    if let Some(service) = args.service_name.get() {
-        check_dns_name(service, "service_name", DnsName::Label, errors);
-    }
-    if let Some(namespace) = args.service_namespace.get() {
-        check_dns_name(namespace, "service_namespace", DnsName::Label, errors);
-    }
-    let service_port = args.service_port.get().and_then(|&(port, span)| {
+    args.service_port.as_ref().and_then(|given| {
+        let (port, span) = given.value;
         let valid = (1..=65535).contains(&port);
         if !valid {
             errors.push(span, "service_port must be between 1 and 65535");
         }
         valid.then_some(port as i32)
-    });
-
-    let values = |literals: &[LitStr]| literals.iter().map(LitStr::value).collect::<Vec<_>>();
-    Webhook {
-        name,
-        mutating: mutating.unwrap_or_default(),
-        path,
-        url,
-        failure_policy: args.failure_policy.get().copied().unwrap_or_default(),
-        match_policy: args.match_policy.get().copied(),
-        side_effects: args.side_effects.get().copied().unwrap_or_default(),
-        groups: values(&groups)
-            .into_iter()
-            .map(|group| {
-                if group == "core" {
-                    String::new()
-                } else {
-                    group
-                }
-            })
-            .collect(),
-        resources: values(&resources),
-        verbs: operations,
-        versions: values(&versions),
-        admission_review_versions: values(&admission_review_versions),
-        reinvocation_policy,
-        timeout_seconds,
-        service_name: args.service_name.get().map(LitStr::value),
-        service_namespace: args.service_namespace.get().map(LitStr::value),
-        service_port,
-    }
+    })
 }
 
 /// The default path when neither `path` nor `url` is given. It needs one group, one
@@ -638,7 +689,20 @@ fn generate(ident: &Ident, webhook: &Webhook) -> TokenStream {
     }
 }
 
-const CONFIGURATION_ARGUMENTS: &[&str] = &["mutating", "name"];
+#[derive(Default)]
+struct Configuration {
+    mutating: Option<bool>,
+    name: Option<LitStr>,
+}
+
+const CONFIGURATION_ARGUMENTS: &[Argument<Configuration>] = &[
+    Argument::once("mutating", |arg, c: &mut Configuration, errors| {
+        c.mutating = arg.boolean(errors)
+    }),
+    Argument::once("name", |arg, c: &mut Configuration, errors| {
+        c.name = arg.string(errors)
+    }),
+];
 
 /// Entry point of `#[kubebuilder::webhook_configuration(mutating = …, name = …)]`, which
 /// goes on any item.
@@ -648,20 +712,16 @@ pub fn expand_configuration(attr: TokenStream, item: TokenStream) -> TokenStream
         errors.extend(error);
         Vec::new()
     });
-    let mut mutating = Once::default();
-    let mut name = Once::<LitStr>::default();
-    let mut mentioned = Vec::new();
-    for arg in &args {
-        match arg.key().as_str() {
-            "mutating" => mutating.set(arg, arg.boolean(&mut errors), &mut errors),
-            "name" => name.set(arg, arg.string(&mut errors), &mut errors),
-            _ => {
-                errors.unknown(&arg.name, "argument", CONFIGURATION_ARGUMENTS);
-                mentioned.extend(closest(&arg.key(), CONFIGURATION_ARGUMENTS));
-            }
-        }
-    }
-    if mutating.get().is_none() {
+    let mut configuration = Configuration::default();
+    let mentioned = args::read(
+        &args,
+        CONFIGURATION_ARGUMENTS,
+        "",
+        &mut configuration,
+        &mut errors,
+    );
+    let Configuration { mutating, name } = configuration;
+    if mutating.is_none() {
         missing(
             &mut errors,
             &mentioned,
@@ -669,7 +729,7 @@ pub fn expand_configuration(attr: TokenStream, item: TokenStream) -> TokenStream
             ": `true` names the MutatingWebhookConfiguration, `false` the Validating one",
         );
     }
-    match name.get() {
+    match &name {
         Some(name) => check_dns_name(name, "configuration name", DnsName::Subdomain, &mut errors),
         None => missing(
             &mut errors,
@@ -682,8 +742,8 @@ pub fn expand_configuration(attr: TokenStream, item: TokenStream) -> TokenStream
         let errors = errors.to_compile_errors();
         return quote! { #item #errors };
     }
-    let mutating = mutating.take().unwrap_or_default();
-    let name = name.take().map(|name| name.value()).unwrap_or_default();
+    let mutating = mutating.unwrap_or_default();
+    let name = name.map(|name| name.value()).unwrap_or_default();
     quote! {
         #item
         ::kubebuilder::__private::inventory::submit! {

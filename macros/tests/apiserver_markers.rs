@@ -42,6 +42,15 @@ pub struct AtLeast {
     pub b: Option<String>,
 }
 
+/// A key fixed at creation, and a pin that may be set once.
+#[kubebuilder::schema]
+pub struct Locked {
+    #[kubebuilder(immutable)]
+    pub key: String,
+    #[kubebuilder(immutable)]
+    pub pin: Option<String>,
+}
+
 /// A short code.
 #[kubebuilder::schema(
     validation(max_length = 3),
@@ -126,6 +135,7 @@ pub struct SampleSpec {
     pub anything: Option<serde_json::Value>,
     #[kubebuilder(validation(max_length = 2))]
     pub code: Option<Code>,
+    pub locked: Option<Locked>,
 }
 
 /// A namespace to create Samples in.
@@ -165,6 +175,25 @@ impl Fixture {
         .unwrap();
         match self.api.create(&PostParams::default(), &object).await {
             Ok(created) => Ok(created.data["spec"].clone()),
+            Err(kube::Error::Api(status)) => Err(status.message),
+            Err(other) => panic!("transport error: {other}"),
+        }
+    }
+
+    /// Replaces the spec of the Sample `name` (read first for its resourceVersion).
+    async fn replace(&mut self, name: &str, spec: Value) -> Result<Value, String> {
+        let mut object = self.api.get(name).await.expect("the Sample exists");
+        let mut full = json!({"must": "x"});
+        for (key, value) in spec.as_object().unwrap() {
+            full[key] = value.clone();
+        }
+        object.data["spec"] = full;
+        match self
+            .api
+            .replace(name, &PostParams::default(), &object)
+            .await
+        {
+            Ok(replaced) => Ok(replaced.data["spec"].clone()),
             Err(kube::Error::Api(status)) => Err(status.message),
             Err(other) => panic!("transport error: {other}"),
         }
@@ -448,4 +477,44 @@ async fn defaults_nullability_and_pruning() {
             "spec.embedded.kind: Required value",
         )
         .await;
+}
+
+#[tokio::test]
+async fn immutable_fields_keep_their_first_value() {
+    let mut sample = Fixture::new().await;
+    sample
+        .create_named("locked", json!({"locked": {"key": "a"}}))
+        .await
+        .unwrap();
+    sample
+        .replace("locked", json!({"locked": {"key": "a"}, "word": "ab"}))
+        .await
+        .expect("an update that keeps the immutable field is accepted");
+    let refused = sample
+        .replace("locked", json!({"locked": {"key": "b"}}))
+        .await
+        .unwrap_err();
+    assert!(
+        refused.contains("spec.locked.key: Invalid value")
+            && refused.contains("field is immutable"),
+        "{refused}"
+    );
+    // An optional immutable field may be set once, then neither changed nor removed.
+    sample
+        .replace("locked", json!({"locked": {"key": "a", "pin": "1"}}))
+        .await
+        .expect("setting an unset immutable field is accepted");
+    let changed = sample
+        .replace("locked", json!({"locked": {"key": "a", "pin": "2"}}))
+        .await
+        .unwrap_err();
+    assert!(changed.contains("field is immutable"), "{changed}");
+    let removed = sample
+        .replace("locked", json!({"locked": {"key": "a"}}))
+        .await
+        .unwrap_err();
+    assert!(
+        removed.contains("field pin is immutable once set"),
+        "{removed}"
+    );
 }

@@ -1,7 +1,8 @@
 //! `cargo xtask install|uninstall|deploy|undeploy` against a real control plane, run as a
 //! user runs them (the xtask binary with `KUBECONFIG` pointing at the control plane).
 //!
-//! The control plane has no kube-controller-manager: nothing runs the manager's pods, and a
+//! The control plane has no kube-controller-manager: nothing runs the manager's pods (so
+//! `deploy` runs with `--no-wait`; the local node's e2e tests wait for the rollout), and a
 //! deleted namespace stays `Terminating` for ever (emptying and removing it is the namespace
 //! controller's job), so for the namespace "gone" means Terminating here.
 
@@ -152,7 +153,10 @@ fn install_deploy_redeploy_undeploy_uninstall() {
     // deploy: every object of config/default, created, with the image asked for.
     let image = "registry.example.com/cronjob-manager:v0.1.0";
     let objects = deployed_objects(image);
-    let lines = succeeded(xtask(kubeconfig, &["deploy", "--image", image]));
+    let lines = succeeded(xtask(
+        kubeconfig,
+        &["deploy", "--no-wait", "--image", image],
+    ));
     let expected: Vec<String> = objects
         .iter()
         .map(|o| format!("{} created", display(o)))
@@ -177,7 +181,10 @@ fn install_deploy_redeploy_undeploy_uninstall() {
     });
 
     // deploy again: nothing to write.
-    let lines = succeeded(xtask(kubeconfig, &["deploy", "--image", image]));
+    let lines = succeeded(xtask(
+        kubeconfig,
+        &["deploy", "--no-wait", "--image", image],
+    ));
     assert_eq!(lines.len(), objects.len());
     for line in &lines {
         assert!(
@@ -191,6 +198,7 @@ fn install_deploy_redeploy_undeploy_uninstall() {
         kubeconfig,
         &[
             "deploy",
+            "--no-wait",
             "--image",
             "registry.example.com/cronjob-manager:v0.2.0",
         ],
@@ -282,4 +290,49 @@ fn a_refused_object_fails_the_deploy_after_the_others_are_applied() {
             && stderr.contains("not a valid key!"),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_kind_the_cluster_lacks_is_named_before_anything_is_applied() {
+    // A control plane of its own: the shared one may have cert-manager's CRDs by now.
+    let plane = ControlPlane::start().unwrap();
+    let output = xtask(plane.kubeconfig_path(), &["deploy", "--no-wait"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success());
+    assert!(
+        output.stdout.is_empty(),
+        "something was applied: {}",
+        String::from_utf8_lossy(&output.stdout)
+    );
+    assert!(stderr.contains("nothing was applied"), "{stderr}");
+    for kind in [
+        "cert-manager.io/v1 Issuer",
+        "cert-manager.io/v1 Certificate",
+    ] {
+        assert!(stderr.contains(kind), "{kind} not named: {stderr}");
+    }
+    assert!(stderr.contains("install cert-manager"), "{stderr}");
+    assert!(
+        stderr.contains("cargo xtask cluster up --cert-manager"),
+        "{stderr}"
+    );
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let client = plane.client().await.unwrap();
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        assert!(
+            namespaces
+                .get_opt("project-system")
+                .await
+                .unwrap()
+                .is_none()
+        );
+        let crds: Api<CustomResourceDefinition> = Api::all(client);
+        assert!(
+            crds.get_opt("cronjobs.batch.tutorial.kubebuilder.io")
+                .await
+                .unwrap()
+                .is_none()
+        );
+    });
 }

@@ -1,45 +1,60 @@
 //! What a controller registered on the [`Manager`](crate::Manager) receives, and
 //! [`ControllerContext::run`], which runs kube-runtime `Controller`s with
 //! controller-runtime's behaviour: per-object exponential back-off after errors (reset on
-//! success), reconcile metrics, readiness once the cache has synced, and a graceful stop
-//! that lets reconciles in flight finish. Unlike controller-runtime, a reconcile whose
-//! write met a newer version (a conflict) is retried without being reported as an error.
+//! success), at most `max_concurrent_reconciles` reconciles at once, reconcile and
+//! workqueue metrics, readiness once the cache has synced, a reconcile that panics or
+//! overruns its timeout retried like one that failed, and a graceful stop that lets
+//! reconciles in flight finish. Unlike controller-runtime, a reconcile whose write met a
+//! newer version (a conflict) is retried without being reported as an error.
+//!
+//! Controllers read and watch through the manager's [`Cache`]: [`Scope::controller_for`]
+//! and [`CachedTriggers`] build kube-runtime `Controller`s on its shared informers.
 
 use std::fmt::Debug;
 use std::future::Future;
 use std::hash::Hash;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::StreamExt as _;
+use futures::{FutureExt as _, StreamExt as _};
 use kube::api::Api;
 use kube::core::NamespaceResourceScope;
-use kube::runtime::controller::{Action, Controller, Error as ControllerError};
+use kube::runtime::controller::{Action, Config, Controller, Error as ControllerError};
 use kube::runtime::reflector::ObjectRef;
-use kube::{Client, Resource};
+use kube::{Client, Resource, ResourceExt as _};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use crate::backoff::Backoff;
-use crate::metrics::{ControllerMetrics, ReconcileResult};
-use crate::probes::ReadinessHandle;
+use crate::cache::{Cache, CachedKind};
+use crate::healthz::ReadinessHandle;
+use crate::metrics::{ControllerMetrics, ReconcileResult, Workqueue};
+
+/// controller-runtime's default `MaxConcurrentReconciles`.
+pub const DEFAULT_MAX_CONCURRENT_RECONCILES: u16 = 1;
 
 /// Everything one controller gets from the manager each time it is started (at start-up,
 /// or each time this replica becomes the leader).
 pub struct ControllerContext {
     pub(crate) name: String,
     pub(crate) client: Client,
+    pub(crate) cache: Cache,
     pub(crate) namespaces: Arc<[String]>,
     pub(crate) stop: CancellationToken,
     pub(crate) readiness: ReadinessHandle,
     pub(crate) metrics: ControllerMetrics,
+    pub(crate) max_concurrent_reconciles: u16,
+    pub(crate) reconcile_timeout: Option<Duration>,
 }
 
 /// Where a controller watches: one namespace of `--namespace`, or the whole cluster.
 #[derive(Clone)]
 pub struct Scope {
     client: Client,
+    cache: Cache,
     namespace: Option<String>,
+    queue: Workqueue,
 }
 
 impl Scope {
@@ -64,6 +79,89 @@ impl Scope {
     pub fn client(&self) -> &Client {
         &self.client
     }
+
+    /// The manager's cache.
+    pub fn cache(&self) -> &Cache {
+        &self.cache
+    }
+
+    /// A controller of `K` (controller-runtime's `For(&K{})`) on the manager's shared
+    /// informer of `K` in this scope: no watch of its own.
+    pub fn controller_for<K>(&self) -> Controller<K>
+    where
+        K: CachedKind + Resource<Scope = NamespaceResourceScope>,
+    {
+        let queue = self.queue.clone();
+        let triggers = self
+            .cache
+            .subscribe::<K>(self.namespace())
+            .inspect(move |object| queue.add(queue_key(object.namespace(), &object.name_any())));
+        Controller::for_shared_stream(triggers, self.cache.store::<K>(self.namespace()))
+    }
+}
+
+/// Watches of other kinds for a controller built with [`Scope::controller_for`], on the
+/// manager's shared informers.
+pub trait CachedTriggers<K: Resource> {
+    /// Reconciles the owners of kind `K` of every `Child` that changes
+    /// (controller-runtime's `Owns(&Child{})`).
+    #[must_use]
+    fn owns_cached<Child: CachedKind>(self, scope: &Scope) -> Self;
+
+    /// Reconciles the objects `mapper` names for every `Other` that changes
+    /// (controller-runtime's `Watches(&Other{}, handler.EnqueueRequestsFromMapFunc(..))`).
+    #[must_use]
+    fn watches_cached<Other, I>(
+        self,
+        scope: &Scope,
+        mapper: impl Fn(Arc<Other>) -> I + Send + Sync + 'static,
+    ) -> Self
+    where
+        Other: CachedKind,
+        I: IntoIterator<Item = ObjectRef<K>> + 'static,
+        I::IntoIter: Send;
+}
+
+impl<K> CachedTriggers<K> for Controller<K>
+where
+    K: CachedKind,
+{
+    fn owns_cached<Child: CachedKind>(self, scope: &Scope) -> Self {
+        self.watches_cached(scope, |child: Arc<Child>| {
+            let namespace = child.namespace();
+            child
+                .owner_references()
+                .iter()
+                .filter_map(|owner| ObjectRef::<K>::from_owner_ref(namespace.as_deref(), owner, ()))
+                .collect::<Vec<_>>()
+        })
+    }
+
+    fn watches_cached<Other, I>(
+        self,
+        scope: &Scope,
+        mapper: impl Fn(Arc<Other>) -> I + Send + Sync + 'static,
+    ) -> Self
+    where
+        Other: CachedKind,
+        I: IntoIterator<Item = ObjectRef<K>> + 'static,
+        I::IntoIter: Send,
+    {
+        let queue = scope.queue.clone();
+        let mapper = move |other| {
+            let targets: Vec<_> = mapper(other).into_iter().collect();
+            for target in &targets {
+                queue.add(queue_key(target.namespace.clone(), &target.name));
+            }
+            targets
+        };
+        self.watches_shared_stream(scope.cache.subscribe::<Other>(scope.namespace()), mapper)
+    }
+}
+
+/// The workqueue's name for an object.
+fn queue_key(namespace: Option<String>, name: &str) -> String {
+    format!("{}/{name}", namespace.unwrap_or_default())
 }
 
 impl ControllerContext {
@@ -77,21 +175,41 @@ impl ControllerContext {
         &self.client
     }
 
+    /// The manager's cache.
+    pub fn cache(&self) -> &Cache {
+        &self.cache
+    }
+
+    /// How many objects are reconciled at once (controller-runtime's
+    /// `MaxConcurrentReconciles`, default 1); one object is never reconciled twice at once.
+    /// Set here, not with kube-runtime's `Config::concurrency`: [`ControllerContext::run`]
+    /// applies it.
+    #[must_use]
+    pub fn max_concurrent_reconciles(mut self, max: u16) -> Self {
+        self.max_concurrent_reconciles = max.max(1);
+        self
+    }
+
+    /// Cancels a reconcile that runs longer than `timeout` and retries it with back-off
+    /// as a failure (controller-runtime's `ReconciliationTimeout`). No timeout by default.
+    #[must_use]
+    pub fn reconcile_timeout(mut self, timeout: Duration) -> Self {
+        self.reconcile_timeout = Some(timeout);
+        self
+    }
+
     /// One scope per namespace given with `--namespace`, or one cluster-wide scope.
     pub fn scopes(&self) -> Vec<Scope> {
+        let scope = |namespace: Option<&String>| Scope {
+            client: self.client.clone(),
+            cache: self.cache.clone(),
+            namespace: namespace.cloned(),
+            queue: self.metrics.queue().clone(),
+        };
         if self.namespaces.is_empty() {
-            return vec![Scope {
-                client: self.client.clone(),
-                namespace: None,
-            }];
+            return vec![scope(None)];
         }
-        self.namespaces
-            .iter()
-            .map(|namespace| Scope {
-                client: self.client.clone(),
-                namespace: Some(namespace.clone()),
-            })
-            .collect()
+        self.namespaces.iter().map(Some).map(scope).collect()
     }
 
     /// Resolves when the controller must stop taking work (shutdown, or leadership lost).
@@ -110,14 +228,15 @@ impl ControllerContext {
         &self.metrics
     }
 
-    /// Runs one `Controller` per scope (built by `build`) with `reconcile` until the
-    /// manager stops it, then waits for the reconciles in flight.
+    /// Runs one `Controller` per scope (built by `build`, usually from
+    /// [`Scope::controller_for`]) with `reconcile` until the manager stops it, then waits
+    /// for the reconciles in flight.
     ///
     /// Errors requeue the object after a per-object exponential back-off (5 ms doubling
-    /// to 1000 s, forgotten after a success), as do conflicting writes, which are not
-    /// counted as errors (see [`instrument`]); every reconcile is counted and timed in the
-    /// `controller_runtime_*` metrics; the controller reports ready once the main store
-    /// of every scope has synced.
+    /// to 1000 s, forgotten after a success), as do panics, timeouts and conflicting
+    /// writes (the last not counted as errors, see [`instrument`]); every reconcile is
+    /// counted and timed in the `controller_runtime_*` and `workqueue_*` metrics; the
+    /// controller reports ready once the main store of every scope has synced.
     pub async fn run<K, Ctx, R, Fut, E>(
         self,
         build: impl Fn(&Scope) -> Controller<K>,
@@ -131,23 +250,41 @@ impl ControllerContext {
         Fut: Future<Output = Result<Action, E>> + Send + 'static,
         E: std::error::Error + Send + Sync + 'static,
     {
-        let backoff = Arc::new(Backoff::<ObjectRef<K>>::default());
+        self.metrics
+            .set_max_concurrent_reconciles(self.max_concurrent_reconciles);
+        let guard = Guard {
+            controller: self.name.clone(),
+            metrics: self.metrics.clone(),
+            backoff: Arc::new(Backoff::default()),
+            timeout: self.reconcile_timeout,
+        };
         let mut stores = Vec::new();
         let mut runs = Vec::new();
         for scope in self.scopes() {
-            let controller = build(&scope).graceful_shutdown_on(self.stopped());
+            let controller = build(&scope)
+                .with_config(Config::default().concurrency(self.max_concurrent_reconciles))
+                .graceful_shutdown_on(self.stopped());
             stores.push(controller.store());
-            let reconcile = instrument(reconcile.clone(), self.metrics.clone(), backoff.clone());
             let error_policy = {
-                let backoff = backoff.clone();
-                move |object: Arc<K>, _: &E, _: Arc<Ctx>| {
-                    Action::requeue(backoff.next_delay(ObjectRef::from_obj(object.as_ref())))
+                let guard = guard.clone();
+                move |object: Arc<K>, _: &ReconcileFailure<E>, _: Arc<Ctx>| {
+                    let key = ObjectRef::from_obj(object.as_ref());
+                    let delay = guard.backoff.next_delay(key);
+                    guard
+                        .metrics
+                        .queue()
+                        .retry(queue_key(object.namespace(), &object.name_any()), delay);
+                    Action::requeue(delay)
                 }
             };
             let name = self.name.clone();
             runs.push(
                 controller
-                    .run(reconcile, error_policy, context.clone())
+                    .run(
+                        instrument(reconcile.clone(), guard.clone()),
+                        error_policy,
+                        context.clone(),
+                    )
                     .for_each(move |result| {
                         log_outcome(&name, result);
                         futures::future::ready(())
@@ -175,8 +312,38 @@ impl ControllerContext {
     }
 }
 
-/// Wraps a reconciler with the metrics, the back-off reset on success, and the retry of
-/// reconciles that wrote from a stale cache.
+/// Why a reconcile failed, as the controller's error policy sees it.
+#[derive(Debug, thiserror::Error)]
+enum ReconcileFailure<E> {
+    #[error(transparent)]
+    Reconciler(E),
+    #[error("panic: {0} [recovered]")]
+    Panicked(String),
+    #[error("the reconcile did not finish within {0:?}")]
+    TimedOut(Duration),
+}
+
+/// What every reconcile of one controller shares.
+struct Guard<K: Resource> {
+    controller: String,
+    metrics: ControllerMetrics,
+    backoff: Arc<Backoff<ObjectRef<K>>>,
+    timeout: Option<Duration>,
+}
+
+impl<K: Resource> Clone for Guard<K> {
+    fn clone(&self) -> Self {
+        Self {
+            controller: self.controller.clone(),
+            metrics: self.metrics.clone(),
+            backoff: self.backoff.clone(),
+            timeout: self.timeout,
+        }
+    }
+}
+
+/// Wraps a reconciler with the metrics, the back-off reset on success, the timeout, the
+/// recovery from panics, and the retry of reconciles that wrote from a stale cache.
 ///
 /// A write refused with a conflict is not reported as an error: the reconciler worked from
 /// a cached object older than the latest version, typically right after its own write,
@@ -185,11 +352,18 @@ impl ControllerContext {
 /// the object's back-off so that a conflict on every try still slows down, is a safety
 /// net. (controller-runtime logs these races as `Reconciler error`, every few runs of a
 /// busy controller.)
+///
+/// A panic is caught where the reconcile runs (kube-runtime polls every reconcile inside
+/// the controller's own stream, so an uncaught panic would end every controller of the
+/// manager): it is logged with the object's key, counted in
+/// `controller_runtime_reconcile_panics_total`, and retried like an error.
 fn instrument<K, Ctx, R, Fut, E>(
     reconcile: R,
-    metrics: ControllerMetrics,
-    backoff: Arc<Backoff<ObjectRef<K>>>,
-) -> impl FnMut(Arc<K>, Arc<Ctx>) -> futures::future::BoxFuture<'static, Result<Action, E>>
+    guard: Guard<K>,
+) -> impl FnMut(
+    Arc<K>,
+    Arc<Ctx>,
+) -> futures::future::BoxFuture<'static, Result<Action, ReconcileFailure<E>>>
 where
     K: Resource + 'static,
     K::DynamicType: Clone + Default + Eq + Hash + Send + Sync,
@@ -199,32 +373,81 @@ where
 {
     move |object, context| {
         let key = ObjectRef::from_obj(object.as_ref());
-        let running = reconcile(object, context);
-        let metrics = metrics.clone();
-        let backoff = backoff.clone();
+        let queue_key = queue_key(object.namespace(), &object.name_any());
+        // A reconciler that is not an `async fn` may panic before returning its future.
+        let running = std::panic::catch_unwind(AssertUnwindSafe(|| reconcile(object, context)));
+        let guard = guard.clone();
         Box::pin(async move {
-            let _worker = metrics.worker_started();
+            let queue = guard.metrics.queue();
+            queue.started(&queue_key);
+            let _worker = guard.metrics.worker_started();
             let started = Instant::now();
-            let (outcome, result) = match running.await {
+            let finished = match running {
+                Ok(running) => guard.run_bounded(running).await,
+                Err(panic) => Err(ReconcileFailure::Panicked(panic_message(panic.as_ref()))),
+            };
+            queue.finished(&queue_key);
+            let (outcome, result) = match finished {
                 Ok(action) => {
-                    backoff.forget(&key);
+                    guard.backoff.forget(&key);
                     let result = classify(&action);
+                    match result {
+                        ReconcileResult::Requeue => queue.add(queue_key),
+                        ReconcileResult::RequeueAfter => queue.requeued(queue_key),
+                        _ => {}
+                    }
                     (Ok(action), result)
                 }
-                Err(error) if is_conflict(&error) => {
+                Err(ReconcileFailure::Reconciler(error)) if is_conflict(&error) => {
                     tracing::debug!(
                         %error,
                         "the object changed while it was reconciled; retrying from the newer version"
                     );
-                    let retry = Action::requeue(backoff.next_delay(key));
-                    (Ok(retry), ReconcileResult::RequeueAfter)
+                    let delay = guard.backoff.next_delay(key);
+                    queue.retry(queue_key, delay);
+                    (Ok(Action::requeue(delay)), ReconcileResult::RequeueAfter)
                 }
-                Err(error) => (Err(error), ReconcileResult::Error),
+                Err(failure) => {
+                    if let ReconcileFailure::Panicked(message) = &failure {
+                        tracing::error!(controller = %guard.controller, object = %key, panic = %message, "Observed a panic in reconciler");
+                        guard.metrics.record_panic();
+                    }
+                    (Err(failure), ReconcileResult::Error)
+                }
             };
-            metrics.record(result, started.elapsed());
+            guard.metrics.record(result, started.elapsed());
             outcome
         })
     }
+}
+
+impl<K: Resource> Guard<K> {
+    /// Runs a reconcile to its end, its panic or its timeout.
+    async fn run_bounded<E>(
+        &self,
+        running: impl Future<Output = Result<Action, E>>,
+    ) -> Result<Action, ReconcileFailure<E>> {
+        let caught = AssertUnwindSafe(running).catch_unwind();
+        let finished = match self.timeout {
+            Some(timeout) => tokio::time::timeout(timeout, caught)
+                .await
+                .map_err(|_| ReconcileFailure::TimedOut(timeout))?,
+            None => caught.await,
+        };
+        match finished {
+            Ok(result) => result.map_err(ReconcileFailure::Reconciler),
+            Err(panic) => Err(ReconcileFailure::Panicked(panic_message(panic.as_ref()))),
+        }
+    }
+}
+
+/// The text a panic was raised with (for reconciles and webhook handlers).
+pub(crate) fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|text| (*text).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
 /// Whether `error`, or an error it wraps, is the apiserver refusing a write with a
@@ -288,20 +511,33 @@ mod tests {
         ))
     }
 
+    fn guard(metrics: &Metrics, timeout: Option<Duration>) -> Guard<ConfigMap> {
+        Guard {
+            controller: "test".into(),
+            metrics: metrics.controller("test"),
+            backoff: Arc::new(Backoff::default()),
+            timeout,
+        }
+    }
+
+    fn settings() -> Arc<ConfigMap> {
+        let mut config_map = ConfigMap::default();
+        config_map.metadata.name = Some("settings".into());
+        Arc::new(config_map)
+    }
+
     #[tokio::test]
     async fn a_conflicting_write_is_retried_with_back_off_and_other_errors_fail() {
         let metrics = Metrics::new();
-        let backoff = Arc::new(Backoff::default());
-        let mut config_map = ConfigMap::default();
-        config_map.metadata.name = Some("settings".into());
-        let object = Arc::new(config_map);
+        let guard = guard(&metrics, None);
+        let backoff = guard.backoff.clone();
+        let object = settings();
         let key = ObjectRef::from_obj(object.as_ref());
         let mut reconcile = instrument(
             |_: Arc<ConfigMap>, answer: Arc<(&'static str, u16)>| async move {
                 Err::<Action, _>(refused(answer.0, answer.1))
             },
-            metrics.controller("test"),
-            backoff.clone(),
+            guard,
         );
 
         for expected in [Duration::from_millis(5), Duration::from_millis(10)] {
@@ -322,6 +558,40 @@ mod tests {
         for line in [
             "controller_runtime_reconcile_total{controller=\"test\",result=\"requeue_after\"} 2",
             "controller_runtime_reconcile_total{controller=\"test\",result=\"error\"} 1",
+            "workqueue_retries_total{name=\"test\"} 2",
+        ] {
+            assert!(text.contains(line), "{line} missing from:\n{text}");
+        }
+    }
+
+    #[tokio::test]
+    async fn panics_and_timeouts_are_failures_and_panics_are_counted() {
+        let metrics = Metrics::new();
+        let mut reconcile = instrument(
+            |object: Arc<ConfigMap>, sleep: Arc<Duration>| async move {
+                tokio::time::sleep(*sleep).await;
+                if object.metadata.name.is_some() {
+                    panic!("no settings today");
+                }
+                Ok::<_, std::io::Error>(Action::await_change())
+            },
+            guard(&metrics, Some(Duration::from_millis(50))),
+        );
+        let panicked = reconcile(settings(), Arc::new(Duration::ZERO)).await;
+        assert_eq!(
+            panicked.unwrap_err().to_string(),
+            "panic: no settings today [recovered]"
+        );
+        let timed_out = reconcile(settings(), Arc::new(Duration::from_secs(60))).await;
+        assert!(
+            matches!(timed_out, Err(ReconcileFailure::TimedOut(_))),
+            "{timed_out:?}"
+        );
+        let text = metrics.encode();
+        for line in [
+            "controller_runtime_reconcile_panics_total{controller=\"test\"} 1",
+            "controller_runtime_reconcile_errors_total{controller=\"test\"} 2",
+            "controller_runtime_active_workers{controller=\"test\"} 0",
         ] {
             assert!(text.contains(line), "{line} missing from:\n{text}");
         }

@@ -33,8 +33,8 @@ pub(crate) struct LeaseSettings {
     pub(crate) identity: String,
     /// How long a lease is valid after its last renewal.
     pub(crate) duration_seconds: u64,
-    /// How long before expiry the holder renews.
-    pub(crate) grace_seconds: u64,
+    /// How long before expiry the holder renews (kube-lease-manager's "grace").
+    pub(crate) renew_before_expiry_seconds: u64,
 }
 
 /// Why the election ended other than by shutdown.
@@ -147,7 +147,7 @@ async fn lease_manager(
         .with_namespace(&settings.namespace)
         .with_identity(&settings.identity)
         .with_duration(settings.duration_seconds)
-        .with_grace(settings.grace_seconds)
+        .with_grace(settings.renew_before_expiry_seconds)
         .build()
         .await
 }

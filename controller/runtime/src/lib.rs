@@ -2,30 +2,42 @@
 //! controller-runtime's manager, metrics server, probes and webhook server.
 //!
 //! - [`ManagerArgs`]: kubebuilder's manager flags, to flatten into a binary's CLI.
-//! - [`Manager`]: runs controllers (with leader election), probes, metrics and
-//!   webhooks, and shuts down gracefully.
-//! - [`ControllerContext::run`]: kube-runtime controllers with per-object back-off,
-//!   reconcile metrics and readiness.
-//! - [`webhook`]: typed defaulting and validating webhooks.
+//! - [`Manager`]: runs controllers and runnables (with leader election), probes and
+//!   health checks, metrics and webhooks, and shuts down gracefully.
+//! - [`cache`]: the manager's shared cache: one watch per kind, cached reads, field
+//!   indexes.
+//! - [`ControllerContext::run`]: kube-runtime controllers on the shared cache with
+//!   per-object back-off, panic recovery, reconcile and workqueue metrics and readiness.
+//! - [`webhook`]: typed defaulting and validating webhooks with the request's context,
+//!   and raw admission handlers.
+//! - [`healthz`]: liveness and readiness checks.
 //! - [`Clock`]: "now" as reconcilers see it, settable in tests.
 //! - [`conditions`]: status conditions set as apimachinery's `meta.SetStatusCondition`.
 
 pub mod backoff;
+#[cfg(feature = "test-util")]
 pub mod bench;
+pub mod cache;
 pub mod certs;
+#[cfg(feature = "test-util")]
 pub mod client;
 pub mod clock;
 pub mod conditions;
 mod controller;
+pub mod healthz;
 mod http;
 mod leader;
 mod manager;
 pub mod metrics;
 mod options;
-mod probes;
+mod rest_client;
 pub mod webhook;
 
 pub use clock::{Clock, SystemClock, TestClock};
-pub use controller::{ControllerContext, Scope, is_conflict};
-pub use manager::{Manager, ManagerError, RunningManager, shutdown_signal};
+pub use controller::{
+    CachedTriggers, ControllerContext, DEFAULT_MAX_CONCURRENT_RECONCILES, Scope, is_conflict,
+};
+pub use manager::{
+    Manager, ManagerError, NeedLeaderElection, RunnableError, RunningManager, shutdown_signal,
+};
 pub use options::{BindAddress, LogFormat, LoggingError, ManagerArgs};

@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -18,21 +18,44 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::cache::Cache;
 use crate::certs::{CertError, CertPair, CertificateAuthority, LOCAL_CA_NAME};
-use crate::controller::ControllerContext;
+use crate::controller::{ControllerContext, DEFAULT_MAX_CONCURRENT_RECONCILES};
+use crate::healthz::{self, CheckResult, Probes};
 use crate::http::{self, FixedCertificate, ReloadingCertificate, TlsError};
 use crate::leader::{self, LeaseSettings};
 use crate::metrics::{Metrics, MetricsEndpoint};
 use crate::options::{BindAddress, ManagerArgs};
-use crate::probes::{self, Readiness};
+use crate::rest_client;
 use crate::webhook::{LoopbackRegistration, RegisteredWebhooks, Webhooks};
 
 /// controller-runtime's lease duration (`LeaseDuration` 15 s, renewed with 5 s to spare,
 /// as its `RenewDeadline` of 10 s).
 const DEFAULT_LEASE_DURATION: Duration = Duration::from_secs(15);
-const DEFAULT_LEASE_GRACE: Duration = Duration::from_secs(5);
+const DEFAULT_RENEW_BEFORE_EXPIRY: Duration = Duration::from_secs(5);
+
+/// The loopback webhook configurations' name when the manager has no leader-election id
+/// to name them after.
+const DEFAULT_LOOPBACK_WEBHOOKS_NAME: &str = "manager-loopback-webhooks";
 
 type StartController = Arc<dyn Fn(ControllerContext) -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// Why a runnable failed; the manager stops.
+pub type RunnableError = Box<dyn std::error::Error + Send + Sync>;
+
+type StartRunnable =
+    Arc<dyn Fn(CancellationToken) -> BoxFuture<'static, Result<(), RunnableError>> + Send + Sync>;
+
+/// Whether a runnable added with [`Manager::add`] runs only on the leader
+/// (controller-runtime's `LeaderElectionRunnable`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NeedLeaderElection {
+    /// Only while this replica leads (always, without `--leader-elect`), started again
+    /// each leadership term, like the controllers.
+    Yes,
+    /// On every replica, from start to shutdown.
+    No,
+}
 
 /// Why the manager could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +83,10 @@ pub enum ManagerError {
     RemoveWebhooks(#[source] kube::Error),
     #[error("the controllers stopped on their own before shutdown")]
     ControllersStopped,
+    #[error("a runnable failed: {0}")]
+    RunnableFailed(String),
+    #[error("cannot connect to the apiserver: {0}")]
+    Connect(#[source] kube::Error),
 }
 
 /// Runs controllers and servers with controller-runtime's behaviour.
@@ -71,7 +98,7 @@ pub enum ManagerError {
 /// Manager::new(client, args)
 ///     .leader_election_id("80807133.tutorial.kubebuilder.io")
 ///     .controller("cronjob", |ctx| async move {
-///         // ctx.run(|scope| Controller::new(scope.api::<CronJob>(), ..), reconcile, data).await
+///         // ctx.run(|scope| scope.controller_for::<CronJob>().owns_cached::<Job>(scope), ..).await
 ///         ctx.stopped().await;
 ///     })
 ///     .run()
@@ -84,35 +111,64 @@ pub struct Manager {
     lease_name: Option<String>,
     lease_namespace: Option<String>,
     lease_duration: Duration,
-    lease_grace: Duration,
+    renew_before_expiry: Duration,
     webhook_host: IpAddr,
     controllers: Vec<(String, StartController)>,
+    runnables: Vec<(NeedLeaderElection, StartRunnable)>,
+    probes: Probes,
     webhooks: Webhooks,
     webhooks_enabled: bool,
     loopback_registration: Option<LoopbackRegistration>,
-    /// Serves the webhooks instead of `--webhook-cert-path` (see
-    /// [`Manager::serve_webhooks_on_loopback`]).
-    loopback_serving_certificate: Option<CertPair>,
     metrics: Metrics,
+    cache: Cache,
 }
 
 impl Manager {
-    /// A manager configured by `args`, talking to the apiserver through `client`.
+    /// A manager configured by `args`, talking to the apiserver through `client` (rate
+    /// limited by `--kube-api-qps`, measured in `rest_client_*`; those metrics' `host`
+    /// label is empty: [`Manager::from_config`] knows the apiserver's address).
     pub fn new(client: Client, args: ManagerArgs) -> Self {
+        Self::connected(client, "", args)
+    }
+
+    /// A manager configured by `args`, connecting to the apiserver of `config` (what
+    /// `kube::Config::infer` finds: the kubeconfig, or the pod's service account).
+    pub fn from_config(config: kube::Config, args: ManagerArgs) -> Result<Self, ManagerError> {
+        let host = config
+            .cluster_url
+            .authority()
+            .map(ToString::to_string)
+            .unwrap_or_default();
+        let client = Client::try_from(config).map_err(ManagerError::Connect)?;
+        Ok(Self::connected(client, &host, args))
+    }
+
+    fn connected(client: Client, host: &str, args: ManagerArgs) -> Self {
+        let metrics = Metrics::new();
+        let client = rest_client::instrument(
+            client,
+            host,
+            args.kube_api_qps,
+            args.kube_api_burst,
+            metrics.clone(),
+        );
+        let cache = Cache::new(client.clone(), args.namespaces.clone().into());
         Self {
             client,
             args,
             lease_name: None,
             lease_namespace: None,
             lease_duration: DEFAULT_LEASE_DURATION,
-            lease_grace: DEFAULT_LEASE_GRACE,
+            renew_before_expiry: DEFAULT_RENEW_BEFORE_EXPIRY,
             webhook_host: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
             controllers: Vec::new(),
+            runnables: Vec::new(),
+            probes: Probes::default(),
             webhooks: Webhooks::new(),
             webhooks_enabled: webhooks_enabled(std::env::var("ENABLE_WEBHOOKS").ok().as_deref()),
             loopback_registration: None,
-            loopback_serving_certificate: None,
-            metrics: Metrics::new(),
+            metrics,
+            cache,
         }
     }
 
@@ -136,7 +192,7 @@ impl Manager {
     #[must_use]
     pub fn lease_timing(mut self, duration: Duration, renew_before_expiry: Duration) -> Self {
         self.lease_duration = duration;
-        self.lease_grace = renew_before_expiry;
+        self.renew_before_expiry = renew_before_expiry;
         self
     }
 
@@ -172,6 +228,53 @@ impl Manager {
         self
     }
 
+    /// Adds a runnable (controller-runtime's `mgr.Add`): `task` is called with a token
+    /// that is cancelled when it must stop, and must return then. With
+    /// [`NeedLeaderElection::Yes`] it runs only on the leader and starts again each
+    /// leadership term; with [`NeedLeaderElection::No`] it runs on every replica from
+    /// start to shutdown. A runnable that returns early is done; one that fails stops the
+    /// manager.
+    #[must_use]
+    pub fn add<F, Fut>(mut self, task: F, needs: NeedLeaderElection) -> Self
+    where
+        F: Fn(CancellationToken) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), RunnableError>> + Send + 'static,
+    {
+        let start: StartRunnable = Arc::new(move |stop| Box::pin(task(stop)));
+        self.runnables.push((needs, start));
+        self
+    }
+
+    /// Adds a liveness check, shown on `/healthz` and `/healthz/<name>`
+    /// (controller-runtime's `AddHealthzCheck`; [`healthz::ping`] is `healthz.Ping`).
+    ///
+    /// # Panics
+    /// When a liveness check of that name exists.
+    #[must_use]
+    pub fn add_healthz_check<F, Fut>(self, name: &str, check: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = CheckResult> + Send + 'static,
+    {
+        self.probes.healthz.add(name, check);
+        self
+    }
+
+    /// Adds a readiness check, shown on `/readyz` and `/readyz/<name>` beside the
+    /// controllers' cache checks (controller-runtime's `AddReadyzCheck`).
+    ///
+    /// # Panics
+    /// When a readiness check (or a controller) of that name exists.
+    #[must_use]
+    pub fn add_readyz_check<F, Fut>(self, name: &str, check: F) -> Self
+    where
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = CheckResult> + Send + 'static,
+    {
+        self.probes.readyz.add(name, check);
+        self
+    }
+
     /// Adds admission webhooks to serve on `--webhook-port` (unless `ENABLE_WEBHOOKS=false`):
     /// each kind's webhooks come with a call of their own, as kubebuilder's main registers
     /// each kind's webhooks with the manager.
@@ -184,6 +287,17 @@ impl Manager {
         self
     }
 
+    /// Serves the conversion between the versions of kind `Hub` (its storage version) at
+    /// `/convert` ([`Webhooks::conversion`]), as the hub's webhook setup registers it in
+    /// kubebuilder's main.
+    ///
+    /// # Panics
+    /// When no version names `Hub` with `hub =`.
+    #[must_use]
+    pub fn conversion<Hub: kubebuilder::crd::CustomResource>(self) -> Self {
+        self.webhooks(Webhooks::new().conversion::<Hub>())
+    }
+
     /// Serves webhooks or not, overriding the `ENABLE_WEBHOOKS` environment variable.
     #[must_use]
     pub fn enable_webhooks(mut self, enabled: bool) -> Self {
@@ -191,22 +305,27 @@ impl Manager {
         self
     }
 
-    /// Registers the served webhooks with the apiserver once the server listens, pointing
-    /// at the loopback interface, and removes them at shutdown (local runs and tests).
+    /// For a local control plane, where no cert-manager provides certificates: serves the
+    /// webhooks with a certificate for the loopback interface generated in memory (not
+    /// `--webhook-cert-path`), registers them with the apiserver once the server listens
+    /// as `registration` says, trusting that certificate's CA, and removes them at
+    /// shutdown. `--register-webhooks-on-loopback` does this with configurations named
+    /// after the leader-election id.
     #[must_use]
-    pub fn register_webhooks_on_loopback(mut self, registration: LoopbackRegistration) -> Self {
+    pub fn serve_webhooks_on_loopback(mut self, registration: LoopbackRegistration) -> Self {
         self.loopback_registration = Some(registration);
         self
     }
 
-    /// For a local control plane, where no cert-manager provides certificates: serves the
-    /// webhooks with a certificate for the loopback interface generated in memory (not
-    /// `--webhook-cert-path`), and registers them with the apiserver as configurations
-    /// named `name` that trust its CA, removed at shutdown.
-    pub fn serve_webhooks_on_loopback(mut self, name: &str) -> Result<Self, CertError> {
-        let ca = CertificateAuthority::new(LOCAL_CA_NAME)?;
-        self.loopback_serving_certificate = Some(ca.issue_loopback_server()?);
-        Ok(self.register_webhooks_on_loopback(LoopbackRegistration::new(name, &ca.cert_pem())))
+    /// The client every part of the manager talks through (rate-limited, measured).
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// The manager's shared cache, to register field indexes and transforms while setting
+    /// up (controller-runtime's `mgr.GetCache()` / `mgr.GetFieldIndexer()`).
+    pub fn cache(&self) -> &Cache {
+        &self.cache
     }
 
     /// The metrics registry, to add metrics of your own.
@@ -222,12 +341,76 @@ impl Manager {
     /// Binds the servers, starts them and the controllers (or the leader election), and
     /// returns at once. Everything that can be wrong with the configuration (addresses,
     /// certificates, lease settings) fails here, before anything runs.
-    pub async fn start(self) -> Result<RunningManager, ManagerError> {
+    pub async fn start(mut self) -> Result<RunningManager, ManagerError> {
         let lease = self
             .args
             .leader_elect
             .then(|| self.lease_settings())
             .transpose()?;
+        let servers = self.start_servers().await?;
+        let shutdown = CancellationToken::new();
+        let failure = Failure {
+            error: Arc::default(),
+            shutdown: shutdown.clone(),
+        };
+        let (leading_tx, leading) = watch::channel(false);
+        let (always, elected): (Vec<_>, Vec<_>) = std::mem::take(&mut self.runnables)
+            .into_iter()
+            .partition(|(needs, _)| *needs == NeedLeaderElection::No);
+        let controllers = Controllers {
+            client: self.client.clone(),
+            cache: self.cache.clone(),
+            namespaces: self.args.namespaces.clone().into(),
+            entries: self.controllers,
+            runnables: elected.into_iter().map(|(_, start)| start).collect(),
+            probes: self.probes.clone(),
+            metrics: self.metrics.clone(),
+            failure: failure.clone(),
+        };
+        let elected = {
+            let shutdown = shutdown.clone();
+            let client = self.client.clone();
+            let metrics = self.metrics.clone();
+            async move {
+                let Some(settings) = lease else {
+                    leading_tx.send_replace(true);
+                    controllers.run(shutdown.child_token()).await;
+                    return ok_if_cancelled(&shutdown);
+                };
+                leader::campaign(client, settings, metrics, leading_tx, shutdown, |stop| {
+                    controllers.run(stop)
+                })
+                .await
+                .map_err(|_| ManagerError::ControllersStopped)
+            }
+        };
+        let always = run_runnables(
+            always.into_iter().map(|(_, start)| start).collect(),
+            shutdown.child_token(),
+            failure.clone(),
+        );
+        let cache = self.cache.clone();
+        let work = tokio::spawn(async move {
+            let (elected, ()) = futures::future::join(elected, always).await;
+            cache.stop();
+            failure.result().and(elected)
+        });
+        Ok(RunningManager {
+            probe_addr: servers.probe_addr,
+            metrics_addr: servers.metrics_addr,
+            webhook_addr: servers.webhook_addr,
+            leading,
+            shutdown,
+            servers_stop: servers.stop,
+            work,
+            servers: servers.tasks,
+            registered: servers.registered,
+        })
+    }
+
+    /// Binds and starts the probe, metrics and webhook servers, and registers loopback
+    /// webhooks.
+    async fn start_servers(&self) -> Result<Servers, ManagerError> {
         let probe_listener = bind("probe", &self.args.health_probe_bind_address).await?;
         let metrics_listener = bind("metrics", &self.args.metrics_bind_address).await?;
         let metrics_tls = match &metrics_listener {
@@ -237,45 +420,17 @@ impl Manager {
             )),
             _ => None,
         };
-        let serve_webhooks = !self.webhooks.is_empty() && self.webhooks_enabled;
-        if !self.webhooks.is_empty() && !self.webhooks_enabled {
-            tracing::info!("webhooks disabled by ENABLE_WEBHOOKS=false");
-        }
-        let webhook_server = if serve_webhooks {
-            let address =
-                BindAddress::from(SocketAddr::new(self.webhook_host, self.args.webhook_port));
-            let listener = bind("webhook", &address)
-                .await?
-                .expect("a host:port is never disabled");
-            let certificate = match &self.loopback_serving_certificate {
-                Some(pair) => fixed_certificate("webhook", pair)?,
-                None => webhook_certificate(&self.args)?,
-            };
-            let tls = http::tls_acceptor(certificate, self.args.enable_http2);
-            Some((listener, tls))
-        } else {
-            None
-        };
+        let webhook_server = self.bind_webhooks().await?;
 
-        let servers_stop = CancellationToken::new();
-        let readiness = Readiness::default();
-        let mut servers = Vec::new();
-        let probe_addr = probe_listener.map(|listener| {
-            let addr = local_addr(&listener);
-            let readiness = readiness.clone();
-            let handler = move |request| probes::handle(readiness.clone(), request);
-            servers.push(tokio::spawn(http::serve(
-                listener,
-                None,
-                false,
-                handler,
-                servers_stop.clone(),
-            )));
-            tracing::info!(%addr, "serving health probes");
-            addr
-        });
-        let metrics_addr = metrics_listener.map(|listener| {
-            let addr = local_addr(&listener);
+        let mut servers = Servers {
+            stop: CancellationToken::new(),
+            tasks: Vec::new(),
+            probe_addr: None,
+            metrics_addr: None,
+            webhook_addr: None,
+            registered: None,
+        };
+        servers.metrics_addr = metrics_listener.map(|listener| {
             let endpoint = MetricsEndpoint {
                 metrics: self.metrics.clone(),
                 auth: self.args.metrics_secure.then(|| self.client.clone()),
@@ -284,97 +439,99 @@ impl Manager {
                 let endpoint = endpoint.clone();
                 async move { endpoint.handle(request).await }
             };
-            let enable_http2 = self.args.enable_http2;
-            servers.push(tokio::spawn(http::serve(
+            servers.serve(
+                "metrics",
                 listener,
                 metrics_tls,
-                enable_http2,
+                self.args.enable_http2,
                 handler,
-                servers_stop.clone(),
-            )));
-            tracing::info!(%addr, secure = self.args.metrics_secure, "serving metrics");
-            addr
+            )
         });
-        let webhook_addr = webhook_server.map(|(listener, tls)| {
-            let addr = local_addr(&listener);
-            let webhooks = Arc::new(self.webhooks.clone());
-            let handler = move |request| {
-                let webhooks = webhooks.clone();
-                async move { webhooks.handle(request).await }
-            };
-            let enable_http2 = self.args.enable_http2;
-            servers.push(tokio::spawn(http::serve(
-                listener,
-                Some(tls),
-                enable_http2,
-                handler,
-                servers_stop.clone(),
-            )));
-            tracing::info!(%addr, "serving webhooks");
-            addr
+        if let Some(webhook_server) = webhook_server {
+            self.serve_webhooks(&mut servers, webhook_server).await?;
+        }
+        // Last: a manager is not ready before its loopback webhooks are registered.
+        servers.probe_addr = probe_listener.map(|listener| {
+            let probes = self.probes.clone();
+            let handler = move |request| healthz::handle(probes.clone(), request);
+            servers.serve("health probes", listener, None, false, handler)
         });
-        let registered = match (&self.loopback_registration, webhook_addr) {
-            (Some(registration), Some(addr)) => {
-                let installed = registration
-                    .install(&self.client, self.webhooks.declarations(), addr.port())
-                    .await;
-                match installed {
-                    Ok(installed) => Some(installed),
-                    Err(err) => {
-                        servers_stop.cancel();
-                        return Err(ManagerError::RegisterWebhooks(err));
-                    }
+        Ok(servers)
+    }
+
+    /// Serves the webhooks and registers them on loopback when asked to.
+    async fn serve_webhooks(
+        &self,
+        servers: &mut Servers,
+        (listener, tls, loopback): WebhookServer,
+    ) -> Result<(), ManagerError> {
+        let webhooks = Arc::new(self.webhooks.clone().with_metrics(self.metrics.clone()));
+        let handler = move |request| {
+            let webhooks = webhooks.clone();
+            async move { webhooks.handle(request).await }
+        };
+        let addr = servers.serve(
+            "webhooks",
+            listener,
+            Some(tls),
+            self.args.enable_http2,
+            handler,
+        );
+        servers.webhook_addr = Some(addr);
+        if let Some((registration, ca_pem)) = loopback {
+            let installed = registration
+                .install(&self.client, &self.webhooks, addr.port(), &ca_pem)
+                .await;
+            match installed {
+                Ok(installed) => servers.registered = Some(installed),
+                Err(err) => {
+                    servers.stop.cancel();
+                    return Err(ManagerError::RegisterWebhooks(err));
                 }
             }
-            _ => None,
-        };
+        }
+        Ok(())
+    }
 
-        let shutdown = CancellationToken::new();
-        let (leading_tx, leading) = watch::channel(false);
-        let controllers = Controllers {
-            client: self.client.clone(),
-            namespaces: self.args.namespaces.clone().into(),
-            entries: self.controllers,
-            readiness,
-            metrics: self.metrics.clone(),
-        };
-        let work = match lease {
-            Some(settings) => {
-                let client = self.client.clone();
-                let metrics = self.metrics.clone();
-                let shutdown = shutdown.clone();
-                tokio::spawn(async move {
-                    leader::campaign(client, settings, metrics, leading_tx, shutdown, |stop| {
-                        controllers.run(stop)
-                    })
-                    .await
-                    .map_err(|_| ManagerError::ControllersStopped)
-                })
+    /// The webhook server's listener and TLS, unless there are no webhooks or they are
+    /// disabled; with the loopback registration and its CA when serving on loopback.
+    async fn bind_webhooks(&self) -> Result<Option<WebhookServer>, ManagerError> {
+        if self.webhooks.is_empty() {
+            return Ok(None);
+        }
+        if !self.webhooks_enabled {
+            tracing::info!("webhooks disabled by ENABLE_WEBHOOKS=false");
+            return Ok(None);
+        }
+        let address = BindAddress::from(SocketAddr::new(self.webhook_host, self.args.webhook_port));
+        let listener = bind("webhook", &address)
+            .await?
+            .expect("a host:port is never disabled");
+        let (certificate, loopback) = match self.loopback_registration() {
+            Some(registration) => {
+                let ca = CertificateAuthority::new(LOCAL_CA_NAME)?;
+                let pair = ca.issue_loopback_server()?;
+                (
+                    fixed_certificate("webhook", &pair)?,
+                    Some((registration, ca.cert_pem())),
+                )
             }
-            None => {
-                leading_tx.send_replace(true);
-                let shutdown = shutdown.clone();
-                tokio::spawn(async move {
-                    controllers.run(shutdown.child_token()).await;
-                    if shutdown.is_cancelled() {
-                        Ok(())
-                    } else {
-                        Err(ManagerError::ControllersStopped)
-                    }
-                })
-            }
+            None => (webhook_certificate(&self.args)?, None),
         };
+        let tls = http::tls_acceptor(certificate, self.args.enable_http2);
+        Ok(Some((listener, tls, loopback)))
+    }
 
-        Ok(RunningManager {
-            probe_addr,
-            metrics_addr,
-            webhook_addr,
-            leading,
-            shutdown,
-            servers_stop,
-            work,
-            servers,
-            registered,
+    /// The loopback registration: the builder's, else `--register-webhooks-on-loopback`'s.
+    fn loopback_registration(&self) -> Option<LoopbackRegistration> {
+        self.loopback_registration.clone().or_else(|| {
+            self.args.register_webhooks_on_loopback.then(|| {
+                let name = match &self.lease_name {
+                    Some(lease) => format!("{lease}-loopback-webhooks"),
+                    None => DEFAULT_LOOPBACK_WEBHOOKS_NAME.to_owned(),
+                };
+                LoopbackRegistration::new(&name)
+            })
         })
     }
 
@@ -395,11 +552,106 @@ impl Manager {
                 .unwrap_or_else(|| self.client.default_namespace().to_owned()),
             identity: leader::identity(),
             duration_seconds: self.lease_duration.as_secs(),
-            grace_seconds: self.lease_grace.as_secs(),
+            renew_before_expiry_seconds: self.renew_before_expiry.as_secs(),
         };
         check_lease_timing(&settings)?;
         Ok(settings)
     }
+}
+
+/// A bound webhook server: its listener, TLS, and the loopback registration with its CA.
+type WebhookServer = (
+    TcpListener,
+    tokio_rustls::TlsAcceptor,
+    Option<(LoopbackRegistration, String)>,
+);
+
+/// The started servers.
+struct Servers {
+    stop: CancellationToken,
+    tasks: Vec<JoinHandle<()>>,
+    probe_addr: Option<SocketAddr>,
+    metrics_addr: Option<SocketAddr>,
+    webhook_addr: Option<SocketAddr>,
+    registered: Option<RegisteredWebhooks>,
+}
+
+impl Servers {
+    fn serve(
+        &mut self,
+        what: &str,
+        listener: TcpListener,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+        enable_http2: bool,
+        handler: impl http::Handler,
+    ) -> SocketAddr {
+        let addr = local_addr(&listener);
+        self.tasks.push(tokio::spawn(http::serve(
+            listener,
+            tls,
+            enable_http2,
+            handler,
+            self.stop.clone(),
+        )));
+        tracing::info!(%addr, "serving {what}");
+        addr
+    }
+}
+
+/// Resolves `Ok` when the work ended because of shutdown.
+fn ok_if_cancelled(shutdown: &CancellationToken) -> Result<(), ManagerError> {
+    if shutdown.is_cancelled() {
+        Ok(())
+    } else {
+        Err(ManagerError::ControllersStopped)
+    }
+}
+
+/// The first error of a runnable, which stops the manager.
+#[derive(Clone)]
+struct Failure {
+    error: Arc<Mutex<Option<String>>>,
+    shutdown: CancellationToken,
+}
+
+impl Failure {
+    fn fail(&self, error: &RunnableError) {
+        tracing::error!(%error, "a runnable failed; stopping the manager");
+        self.error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_or_insert_with(|| error.to_string());
+        self.shutdown.cancel();
+    }
+
+    fn result(&self) -> Result<(), ManagerError> {
+        match self
+            .error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+        {
+            Some(error) => Err(ManagerError::RunnableFailed(error)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Runs runnables until they end (`stop` asks them to).
+async fn run_runnables(runnables: Vec<StartRunnable>, stop: CancellationToken, failure: Failure) {
+    let running: FuturesUnordered<_> = runnables
+        .iter()
+        .map(|start| {
+            let failure = failure.clone();
+            let run = start(stop.clone());
+            async move {
+                if let Err(error) = run.await {
+                    failure.fail(&error);
+                }
+            }
+        })
+        .collect();
+    running.collect::<()>().await;
 }
 
 /// A started manager.
@@ -448,7 +700,9 @@ impl RunningManager {
             None => self.shutdown().await,
             Some(result) => {
                 let result = result.unwrap_or(Err(ManagerError::ControllersStopped));
-                tracing::error!("controllers stopped on their own; shutting down");
+                tracing::error!(
+                    "the controllers or a runnable stopped on their own; shutting down"
+                );
                 let cleanup = self.stop_servers().await;
                 result.and(cleanup)
             }
@@ -494,24 +748,24 @@ impl RunningManager {
     }
 }
 
-/// The registered controllers and what they share.
+/// The registered controllers and leader-only runnables, and what they share.
 struct Controllers {
     client: Client,
+    cache: Cache,
     namespaces: Arc<[String]>,
     entries: Vec<(String, StartController)>,
-    readiness: Readiness,
+    runnables: Vec<StartRunnable>,
+    probes: Probes,
     metrics: Metrics,
+    failure: Failure,
 }
 
 impl Controllers {
-    /// Starts every controller and returns when all have stopped: after `stop`, or
-    /// after one of them stops on its own (which stops the others: a manager with a
-    /// dead controller must not look healthy).
+    /// Starts every controller and leader-only runnable, and returns when all have
+    /// stopped: after `stop`, or after a controller stops on its own (which stops the
+    /// others: a manager with a dead controller must not look healthy).
     async fn run(&self, stop: CancellationToken) {
-        if self.entries.is_empty() {
-            stop.cancelled().await;
-            return;
-        }
+        let runnables = run_runnables(self.runnables.clone(), stop.clone(), self.failure.clone());
         let mut running: FuturesUnordered<_> = self
             .entries
             .iter()
@@ -519,10 +773,13 @@ impl Controllers {
                 let context = ControllerContext {
                     name: name.clone(),
                     client: self.client.clone(),
+                    cache: self.cache.clone(),
                     namespaces: self.namespaces.clone(),
                     stop: stop.clone(),
-                    readiness: self.readiness.register(name),
+                    readiness: self.probes.readyz.register_controller(name),
                     metrics: self.metrics.controller(name),
+                    max_concurrent_reconciles: DEFAULT_MAX_CONCURRENT_RECONCILES,
+                    reconcile_timeout: None,
                 };
                 let name = name.clone();
                 let started = start(context);
@@ -532,12 +789,18 @@ impl Controllers {
                 }
             })
             .collect();
-        while let Some(name) = running.next().await {
-            if !stop.is_cancelled() {
-                tracing::error!(controller = %name, "controller stopped on its own; stopping the others");
-                stop.cancel();
+        let controllers = async {
+            if running.is_empty() {
+                stop.cancelled().await;
             }
-        }
+            while let Some(name) = running.next().await {
+                if !stop.is_cancelled() {
+                    tracing::error!(controller = %name, "controller stopped on its own; stopping the others");
+                    stop.cancel();
+                }
+            }
+        };
+        futures::future::join(controllers, runnables).await;
     }
 }
 
@@ -547,10 +810,11 @@ fn webhooks_enabled(value: Option<&str>) -> bool {
 }
 
 fn check_lease_timing(settings: &LeaseSettings) -> Result<(), ManagerError> {
-    if settings.grace_seconds == 0 || settings.grace_seconds >= settings.duration_seconds {
+    let renew = settings.renew_before_expiry_seconds;
+    if renew == 0 || renew >= settings.duration_seconds {
         return Err(ManagerError::LeaseTiming(format!(
-            "renew {}s before expiry of a {}s lease: need 0 < renewal < duration, in whole seconds",
-            settings.grace_seconds, settings.duration_seconds
+            "renew {renew}s before expiry of a {}s lease: need 0 < renewal < duration, in whole seconds",
+            settings.duration_seconds
         )));
     }
     Ok(())
@@ -666,12 +930,12 @@ mod tests {
 
     #[test]
     fn lease_timing_must_leave_room_to_renew() {
-        let settings = |duration_seconds, grace_seconds| LeaseSettings {
+        let settings = |duration_seconds, renew_before_expiry_seconds| LeaseSettings {
             name: "lease".into(),
             namespace: "default".into(),
             identity: "me".into(),
             duration_seconds,
-            grace_seconds,
+            renew_before_expiry_seconds,
         };
         assert!(check_lease_timing(&settings(15, 5)).is_ok());
         assert!(check_lease_timing(&settings(5, 5)).is_err());

@@ -26,12 +26,14 @@ use tracing_subscriber::EnvFilter;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
 /// The flags of kubebuilder's manager (`cmd/main.go`), plus `--namespace`, `--log-level`,
-/// `--log-format` and the leader-election lease's name and namespace.
+/// `--log-format`, the leader-election lease's name and namespace, client-go's
+/// `--kube-api-qps`/`--kube-api-burst`, and `--register-webhooks-on-loopback` for local
+/// control planes.
 ///
 /// Boolean flags take Go's forms: `--leader-elect`, `--leader-elect=true`,
 /// `--metrics-secure=false` (but not `--metrics-secure false`, which Go reads as a
 /// positional argument either).
-#[derive(Args, Clone, Debug, PartialEq, Eq)]
+#[derive(Args, Clone, Debug, PartialEq)]
 pub struct ManagerArgs {
     /// The address the metrics endpoint binds to: `:8443` for HTTPS, `:8080` for HTTP, or
     /// `0` to disable the metrics service.
@@ -106,6 +108,25 @@ pub struct ManagerArgs {
     /// none is given.
     #[arg(long = "namespace", value_name = "NAMESPACE", value_delimiter = ',')]
     pub namespaces: Vec<String>,
+
+    /// Client-side limit of requests per second to the apiserver (client-go's token
+    /// bucket); 0 or negative: no client-side limit, as controller-runtime's default (the
+    /// apiserver's API Priority and Fairness protects it).
+    #[arg(long, default_value_t = -1.0, value_name = "QPS", allow_hyphen_values = true)]
+    pub kube_api_qps: f32,
+
+    /// How many requests may go at once above `--kube-api-qps` (the bucket's size).
+    #[arg(long, default_value_t = 30, value_name = "REQUESTS")]
+    pub kube_api_burst: u32,
+
+    /// For a local control plane: serve the webhooks with a certificate generated for
+    /// 127.0.0.1, register them with the apiserver at https://127.0.0.1:<webhook-port>,
+    /// and remove the registration on shutdown. (In a cluster, config/webhook and
+    /// cert-manager do this.)
+    #[arg(long, default_value = "false", value_name = "BOOL", num_args = 0..=1,
+          require_equals = true, default_missing_value = "true", action = ArgAction::Set,
+          value_parser = parse_go_bool, conflicts_with = "webhook_cert_path")]
+    pub register_webhooks_on_loopback: bool,
 
     /// Log filter: a level (`info`, `debug`, ...) or `tracing` directives
     /// (`info,kube=debug`).
@@ -290,6 +311,30 @@ mod tests {
         assert!(args.namespaces.is_empty());
         assert_eq!(args.log_level, "info");
         assert_eq!(args.log_format, LogFormat::Text);
+        assert!(args.kube_api_qps <= 0.0, "no client-side limit");
+        assert_eq!(args.kube_api_burst, 30);
+        assert!(!args.register_webhooks_on_loopback);
+    }
+
+    #[test]
+    fn rate_limits_and_loopback_webhooks_parse() {
+        let args = parse(&[
+            "--kube-api-qps=20",
+            "--kube-api-burst",
+            "40",
+            "--register-webhooks-on-loopback",
+        ])
+        .unwrap();
+        assert_eq!((args.kube_api_qps, args.kube_api_burst), (20.0, 40));
+        assert!(args.register_webhooks_on_loopback);
+        assert_eq!(parse(&["--kube-api-qps", "-1"]).unwrap().kube_api_qps, -1.0);
+        let err = parse(&[
+            "--register-webhooks-on-loopback",
+            "--webhook-cert-path=/certs",
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("cannot be used with"), "{err}");
     }
 
     #[test]

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{eventually, test_args};
+use common::{eventually, promtool_check, test_args};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::rbac::v1::ClusterRole;
@@ -20,10 +20,12 @@ use kubebuilder_envtest::shared;
 use kubebuilder_runtime::certs::write_loopback_serving_certificate;
 use kubebuilder_runtime::client::HttpClient;
 use kubebuilder_runtime::{
-    BindAddress, ControllerContext, Manager, ManagerArgs, ManagerError, RunningManager,
+    BindAddress, ControllerContext, Manager, ManagerArgs, ManagerError, NeedLeaderElection,
+    RunningManager, healthz,
 };
 use serde_json::json;
 use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -70,14 +72,29 @@ fn recording(
         let seen = seen.clone();
         Box::pin(async move {
             context
-                .run(
-                    |scope| Controller::new(scope.api::<ConfigMap>(), watcher::Config::default()),
-                    record,
-                    seen,
-                )
+                .run(|scope| scope.controller_for::<ConfigMap>(), record, seen)
                 .await;
         })
     }
+}
+
+/// Creates `steady` and `flaky` and waits until `flaky` succeeds on its fourth attempt.
+async fn flaky_succeeds(client: &Client, namespace: &str, seen: &Seen) {
+    create_config_map(client, namespace, "steady").await;
+    create_config_map(client, namespace, "flaky").await;
+    let flaky = format!("{namespace}/flaky");
+    eventually(
+        "flaky to succeed on its fourth attempt",
+        Duration::from_secs(20),
+        || async {
+            let attempts = entries(&seen.log)
+                .iter()
+                .filter(|(_, key)| *key == flaky)
+                .count();
+            (attempts >= 4).then_some(())
+        },
+    )
+    .await;
 }
 
 async fn create_config_map(client: &Client, namespace: &str, name: &str) {
@@ -146,7 +163,9 @@ async fn readyz_waits_for_the_cache_and_the_namespace_flag_scopes_the_watch() {
         (reply.status.as_u16() == 200).then_some(reply)
     })
     .await;
-    assert_eq!(ready.text(), "[+]configmaps ok\nreadyz check passed\n");
+    assert_eq!(ready.text(), "ok");
+    let verbose = probes.get("/readyz?verbose", None).await.unwrap();
+    assert_eq!(verbose.text(), "[+]configmaps ok\nreadyz check passed\n");
 
     let mine = format!("{watched}/mine");
     eventually(
@@ -189,24 +208,8 @@ async fn errors_are_retried_and_secure_metrics_need_an_authorized_token() {
         .start()
         .await
         .unwrap();
-    create_config_map(&client, &namespace, "steady").await;
-    create_config_map(&client, &namespace, "flaky").await;
-
     // Nothing but the error policy triggers the retries: three failures, then success.
-    let flaky = format!("{namespace}/flaky");
-    eventually(
-        "flaky to succeed on its fourth attempt",
-        Duration::from_secs(20),
-        || async {
-            (entries(&seen.log)
-                .iter()
-                .filter(|(_, key)| *key == flaky)
-                .count()
-                >= 4)
-                .then_some(())
-        },
-    )
-    .await;
+    flaky_succeeds(&client, &namespace, &seen).await;
 
     // Self-signed: the scraper cannot verify the server, as `curl -k`.
     let scraper = HttpClient::tls_unverified(running.metrics_addr().unwrap());
@@ -279,8 +282,11 @@ async fn metrics_serve_plain_http_or_the_certificate_given() {
         .await
         .unwrap();
     assert_eq!(scrape.status.as_u16(), 200);
-    // No controller, no series: just the OpenMetrics terminator.
-    assert_eq!(scrape.text(), "# EOF\n");
+    // No controller: the process basics only, in the Prometheus text format.
+    let text = scrape.text();
+    assert!(text.contains("\nprocess_cpu_seconds_total "), "{text}");
+    assert!(!text.contains("controller=\""), "{text}");
+    assert!(!text.contains("# EOF"), "{text}");
     plain.shutdown().await.unwrap();
 
     let certs = tempfile::tempdir().unwrap();
@@ -636,8 +642,8 @@ async fn controllers_stop_when_the_lease_is_taken_away() {
         "leadership and a synced cache",
         Duration::from_secs(20),
         || async {
-            let ready = probes.get("/readyz", None).await.unwrap().text();
-            (is_leading(&running) && ready.contains("[+]configmaps ok")).then_some(())
+            let ready = probes.get("/readyz/configmaps", None).await.unwrap();
+            (is_leading(&running) && ready.status.as_u16() == 200).then_some(())
         },
     )
     .await;
@@ -678,10 +684,10 @@ async fn controllers_stop_when_the_lease_is_taken_away() {
         )),
         "{gauge}"
     );
-    let standby = probes.get("/readyz", None).await.unwrap();
+    let standby = probes.get("/readyz?verbose", None).await.unwrap();
     assert_eq!(
-        standby.text(),
-        "readyz check passed\n",
+        (standby.status.as_u16(), standby.text().as_str()),
+        (200, "readyz check passed\n"),
         "a standby replica is ready to take over"
     );
     assert_eq!(
@@ -694,4 +700,362 @@ async fn controllers_stop_when_the_lease_is_taken_away() {
         Some("usurper"),
         "shutdown releases only a lease it holds"
     );
+}
+
+/// Reconciles ConfigMaps; panics on every reconcile of the one named `bomb`.
+async fn explosive(object: Arc<ConfigMap>, seen: Arc<Seen>) -> Result<Action, ReconcileError> {
+    seen.record(&object);
+    if object.name_any() == "bomb" {
+        panic!("bomb went off");
+    }
+    Ok(Action::await_change())
+}
+
+#[tokio::test]
+async fn a_panicking_reconcile_is_retried_and_every_other_object_reconciles() {
+    let plane = shared();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-panic").await.unwrap();
+    create_config_map(&client, &namespace, "bomb").await;
+    for index in 0..100 {
+        create_config_map(&client, &namespace, &format!("calm-{index:03}")).await;
+    }
+    let seen = Arc::new(Seen {
+        manager: "only",
+        ..Seen::default()
+    });
+    let manager = Manager::new(
+        client.clone(),
+        ManagerArgs {
+            namespaces: vec![namespace.clone()],
+            ..test_args()
+        },
+    )
+    .controller("explosive", {
+        let seen = seen.clone();
+        move |context: ControllerContext| {
+            let seen = seen.clone();
+            async move {
+                context
+                    .max_concurrent_reconciles(4)
+                    .run(|scope| scope.controller_for::<ConfigMap>(), explosive, seen)
+                    .await;
+            }
+        }
+    })
+    .controller("bystander", recording(seen.clone()));
+    let metrics = manager.metrics().clone();
+    let running = manager.start().await.unwrap();
+
+    eventually(
+        "every calm ConfigMap reconciled, and the bomb retried",
+        Duration::from_secs(30),
+        || async {
+            let log = entries(&seen.log);
+            let calm: std::collections::BTreeSet<_> = log
+                .iter()
+                .filter(|(_, key)| key.contains("/calm-"))
+                .map(|(_, key)| key.clone())
+                .collect();
+            let bombs = log.iter().filter(|(_, key)| key.ends_with("/bomb")).count();
+            // Each controller sees the bomb; the explosive one again and again.
+            (calm.len() == 100 && bombs >= 4).then_some(())
+        },
+    )
+    .await;
+    let text = metrics.encode();
+    let panics = metric_value(
+        &text,
+        "controller_runtime_reconcile_panics_total{controller=\"explosive\"}",
+    );
+    assert!(
+        panics >= 2.0,
+        "retried with back-off after each panic:\n{text}"
+    );
+    assert!(
+        metric_value(
+            &text,
+            "controller_runtime_reconcile_errors_total{controller=\"explosive\"}"
+        ) >= panics,
+        "a panic is an error too"
+    );
+    assert_eq!(
+        metric_value(
+            &text,
+            "controller_runtime_reconcile_panics_total{controller=\"bystander\"}"
+        ),
+        0.0
+    );
+    assert!(is_leading(&running), "the manager goes on");
+    running.shutdown().await.unwrap();
+}
+
+/// The value of the sample `series` (name and labels, as exposed) in a scrape.
+fn metric_value(scrape: &str, series: &str) -> f64 {
+    scrape
+        .lines()
+        .find_map(|line| line.strip_prefix(series)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no sample {series} in:\n{scrape}"))
+}
+
+#[tokio::test]
+async fn runnables_run_on_every_replica_or_only_on_the_leader() {
+    let plane = shared();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-runnables").await.unwrap();
+    let lease = "runtime-runnables-lease";
+    let started = Arc::new(Mutex::new(Vec::<(&'static str, &'static str)>::new()));
+    let replica = |name: &'static str| {
+        let always = started.clone();
+        let leading_only = started.clone();
+        Manager::new(
+            client.clone(),
+            ManagerArgs {
+                leader_elect: true,
+                leader_election_namespace: Some(namespace.clone()),
+                namespaces: vec![namespace.clone()],
+                ..test_args()
+            },
+        )
+        .leader_election_id(lease)
+        .add(
+            move |stop: CancellationToken| {
+                always.lock().unwrap().push((name, "everywhere"));
+                async move {
+                    stop.cancelled().await;
+                    Ok(())
+                }
+            },
+            NeedLeaderElection::No,
+        )
+        .add(
+            move |stop: CancellationToken| {
+                leading_only.lock().unwrap().push((name, "leader"));
+                async move {
+                    stop.cancelled().await;
+                    Ok(())
+                }
+            },
+            NeedLeaderElection::Yes,
+        )
+    };
+    let first = replica("first").start().await.unwrap();
+    eventually(
+        "the first replica to lead",
+        Duration::from_secs(20),
+        || async { is_leading(&first).then_some(()) },
+    )
+    .await;
+    let second = replica("second").start().await.unwrap();
+    eventually(
+        "the standby's runnable to start",
+        Duration::from_secs(10),
+        || async {
+            started
+                .lock()
+                .unwrap()
+                .contains(&("second", "everywhere"))
+                .then_some(())
+        },
+    )
+    .await;
+    // Give a wrongly started leader-only runnable time to show.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let mut seen = started.lock().unwrap().clone();
+    seen.sort_unstable();
+    assert_eq!(
+        seen,
+        [
+            ("first", "everywhere"),
+            ("first", "leader"),
+            ("second", "everywhere")
+        ],
+        "the standby runs only what needs no leader election"
+    );
+    assert!(!is_leading(&second));
+    first.shutdown().await.unwrap();
+    second.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_failing_runnable_stops_the_manager_with_its_error() {
+    let client = shared().client().await.unwrap();
+    let result = Manager::new(client, test_args())
+        .add(
+            |_| async { Err("the queue broker is gone".into()) },
+            NeedLeaderElection::No,
+        )
+        .start()
+        .await
+        .unwrap()
+        .run_until(std::future::pending())
+        .await;
+    assert_eq!(
+        result.unwrap_err().to_string(),
+        "a runnable failed: the queue broker is gone"
+    );
+}
+
+#[tokio::test]
+async fn custom_health_and_readiness_checks_are_served() {
+    let client = shared().client().await.unwrap();
+    let database_up = Arc::new(AtomicBool::new(false));
+    let up = database_up.clone();
+    let running = Manager::new(client, test_args())
+        .add_healthz_check("healthz", healthz::ping)
+        .add_readyz_check("database", move || {
+            let up = up.load(Ordering::SeqCst);
+            async move {
+                if up {
+                    Ok(())
+                } else {
+                    Err("connection refused".to_owned())
+                }
+            }
+        })
+        .start()
+        .await
+        .unwrap();
+    let probes = HttpClient::plain(running.probe_addr().unwrap());
+    let answer = |path: &'static str| {
+        let probes = probes.clone();
+        async move {
+            let reply = probes.get(path, None).await.unwrap();
+            (reply.status.as_u16(), reply.text())
+        }
+    };
+
+    assert_eq!(answer("/healthz").await, (200, "ok".to_owned()));
+    assert_eq!(answer("/healthz/healthz").await, (200, "ok".to_owned()));
+    assert_eq!(
+        answer("/healthz?verbose").await,
+        (200, "[+]healthz ok\nhealthz check passed\n".to_owned())
+    );
+    assert_eq!(
+        answer("/readyz").await,
+        (
+            500,
+            "[-]database failed: connection refused\nreadyz check failed\n".to_owned()
+        )
+    );
+    assert_eq!(
+        answer("/readyz/database").await,
+        (
+            500,
+            "internal server error: connection refused\n".to_owned()
+        )
+    );
+    assert_eq!(answer("/readyz/nothing").await.0, 404);
+
+    database_up.store(true, Ordering::SeqCst);
+    assert_eq!(answer("/readyz").await, (200, "ok".to_owned()));
+    assert_eq!(answer("/readyz/database").await, (200, "ok".to_owned()));
+    running.shutdown().await.unwrap();
+}
+
+/// The metric families controller-runtime (and client-go, and Go's process collector)
+/// expose, as a scrape names them.
+const FAMILIES: [&str; 22] = [
+    "controller_runtime_reconcile_total",
+    "controller_runtime_reconcile_errors_total",
+    "controller_runtime_reconcile_panics_total",
+    "controller_runtime_reconcile_time_seconds",
+    "controller_runtime_active_workers",
+    "controller_runtime_max_concurrent_reconciles",
+    "controller_runtime_webhook_panics_total",
+    "workqueue_depth",
+    "workqueue_adds_total",
+    "workqueue_retries_total",
+    "workqueue_queue_duration_seconds",
+    "workqueue_work_duration_seconds",
+    "workqueue_unfinished_work_seconds",
+    "workqueue_longest_running_processor_seconds",
+    "rest_client_requests_total",
+    "rest_client_request_duration_seconds",
+    "process_cpu_seconds_total",
+    "process_resident_memory_bytes",
+    "process_open_fds",
+    "process_start_time_seconds",
+    "tokio_runtime_workers",
+    "tokio_runtime_alive_tasks",
+];
+
+#[tokio::test]
+async fn every_metric_family_moves_with_reconciles_and_promtool_accepts_the_scrape() {
+    let plane = shared();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-families").await.unwrap();
+    let seen = Arc::new(Seen {
+        manager: "only",
+        ..Seen::default()
+    });
+    let args = ManagerArgs {
+        metrics_bind_address: BindAddress::HostPort("127.0.0.1:0".into()),
+        metrics_secure: false,
+        namespaces: vec![namespace.clone()],
+        ..test_args()
+    };
+    let running = Manager::from_config(plane.config().await.unwrap(), args)
+        .unwrap()
+        .controller("configmaps", recording(seen.clone()))
+        .start()
+        .await
+        .unwrap();
+    let scraper = HttpClient::plain(running.metrics_addr().unwrap());
+    let scrape = || async { scraper.get("/metrics", None).await.unwrap().text() };
+    eventually("the first list", Duration::from_secs(20), || async {
+        scrape()
+            .await
+            .contains("workqueue_depth{name=\"configmaps\"}")
+            .then_some(())
+    })
+    .await;
+    let before = scrape().await;
+    promtool_check(&before);
+
+    flaky_succeeds(&client, &namespace, &seen).await;
+    let after = scrape().await;
+    promtool_check(&after);
+    for family in FAMILIES {
+        assert!(
+            after.lines().any(|line| line.starts_with(family)),
+            "{family} missing from:\n{after}"
+        );
+    }
+    let sum = |scrape: &str, prefix: &str| -> f64 {
+        scrape
+            .lines()
+            .filter(|line| line.starts_with(prefix))
+            .filter_map(|line| line.rsplit_once(' ')?.1.parse::<f64>().ok())
+            .sum()
+    };
+    for moving in [
+        "controller_runtime_reconcile_total{",
+        "controller_runtime_reconcile_time_seconds_count{",
+        "workqueue_adds_total{name=\"configmaps\"}",
+        "workqueue_retries_total{name=\"configmaps\"}",
+        "workqueue_queue_duration_seconds_count{name=\"configmaps\"}",
+        "workqueue_work_duration_seconds_count{name=\"configmaps\"}",
+        "rest_client_requests_total{",
+        "rest_client_request_duration_seconds_count{",
+        "process_cpu_seconds_total",
+    ] {
+        assert!(
+            sum(&after, moving) > sum(&before, moving),
+            "{moving} did not move: {} then {}",
+            sum(&before, moving),
+            sum(&after, moving)
+        );
+    }
+    let host = plane.url().trim_start_matches("https://").to_owned();
+    assert!(
+        after.contains(&format!(
+            "rest_client_requests_total{{code=\"200\",method=\"GET\",host=\"{host}\"}}"
+        )),
+        "{after}"
+    );
+    assert!(
+        after.contains("controller_runtime_max_concurrent_reconciles{controller=\"configmaps\"} 1")
+    );
+    running.shutdown().await.unwrap();
 }

@@ -1,18 +1,21 @@
-//! The webhook server called by the real apiserver (defaulting, validation, deletion),
-//! called directly (malformed reviews, unknown paths, HTTP/2 negotiation), certificate
-//! rotation on disk, and the benchmark entry point.
+//! The webhook server called by the real apiserver (defaulting, validation, deletion, the
+//! request's context, a panicking handler), called directly (malformed reviews, unknown
+//! paths, raw handlers, HTTP/2 negotiation), certificate rotation on disk, and the
+//! benchmark entry point.
 
 mod common;
 
 use std::path::Path;
 use std::time::Duration;
 
-use common::{GROUP, Widget, WidgetSpec, eventually, test_args, widget_crd};
+use common::{GROUP, Widget, WidgetSpec, eventually, promtool_check, test_args, widget_crd};
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
+use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
+use kube::core::admission::{AdmissionRequest, AdmissionResponse};
 use kube::core::{ApiResource, GroupVersionKind};
 use kubebuilder::webhook::{Declared, Webhook};
 use kubebuilder_envtest::shared;
@@ -20,7 +23,8 @@ use kubebuilder_runtime::bench::admission_load;
 use kubebuilder_runtime::certs::{CertificateAuthority, write_loopback_serving_certificate};
 use kubebuilder_runtime::client::HttpClient;
 use kubebuilder_runtime::webhook::{
-    Defaulter, FieldError, FieldPath, LoopbackRegistration, Validator, Warnings, Webhooks,
+    AdmissionContext, Defaulter, FieldError, FieldPath, LoopbackRegistration, Validator, Warnings,
+    Webhooks,
 };
 use kubebuilder_runtime::{Manager, ManagerArgs, RunningManager};
 use serde_json::{Value, json};
@@ -59,7 +63,14 @@ impl Declared for WidgetDefaulter {
 }
 
 impl Defaulter<Widget> for WidgetDefaulter {
-    async fn default(&self, widget: &mut Widget) -> Result<(), Vec<FieldError>> {
+    async fn default(
+        &self,
+        _: &AdmissionContext<'_>,
+        widget: &mut Widget,
+    ) -> Result<(), Vec<FieldError>> {
+        if widget.metadata.name.as_deref() == Some("panic") {
+            panic!("the defaulter cannot cope with this widget");
+        }
         widget.spec.size.get_or_insert(1);
         widget.spec.color.get_or_insert_with(|| "blue".into());
         Ok(())
@@ -67,7 +78,7 @@ impl Defaulter<Widget> for WidgetDefaulter {
 }
 
 /// Names of at most 20 characters, sizes from 1 to 10; a `locked` widget cannot be
-/// deleted.
+/// deleted; a `whoami` widget is refused with what the request's context says.
 struct WidgetValidator;
 
 impl Declared for WidgetValidator {
@@ -101,19 +112,48 @@ impl WidgetValidator {
 }
 
 impl Validator<Widget> for WidgetValidator {
-    async fn validate_create(&self, widget: &Widget) -> Result<Warnings, Vec<FieldError>> {
+    async fn validate_create(
+        &self,
+        context: &AdmissionContext<'_>,
+        widget: &Widget,
+    ) -> Result<Warnings, Vec<FieldError>> {
+        if widget.metadata.name.as_deref() == Some("whoami") {
+            let told = format!(
+                "user={} groups={:?} dryRun={} operation={:?} namespace={}",
+                context.user_info().username.as_deref().unwrap_or_default(),
+                context.user_info().groups.as_deref().unwrap_or_default(),
+                context.dry_run(),
+                context.operation(),
+                context.namespace().unwrap_or_default(),
+            );
+            return Err(vec![FieldError::forbidden("metadata.name", told)]);
+        }
         Self::check(widget)
     }
 
     async fn validate_update(
         &self,
+        context: &AdmissionContext<'_>,
         _: &Widget,
         widget: &Widget,
     ) -> Result<Warnings, Vec<FieldError>> {
+        // The old object is in the context too.
+        let old: Option<Widget> = context.old_object().transpose().map_err(|err| {
+            vec![FieldError::invalid(
+                "metadata",
+                err.to_string(),
+                "cannot decode",
+            )]
+        })?;
+        assert!(old.is_some(), "an update carries the old object");
         Self::check(widget)
     }
 
-    async fn validate_delete(&self, widget: &Widget) -> Result<Warnings, Vec<FieldError>> {
+    async fn validate_delete(
+        &self,
+        _: &AdmissionContext<'_>,
+        widget: &Widget,
+    ) -> Result<Warnings, Vec<FieldError>> {
         if widget.metadata.name.as_deref() == Some("locked") {
             return Err(vec![FieldError::forbidden(
                 "metadata.name",
@@ -130,27 +170,60 @@ fn widget_webhooks() -> Webhooks {
         .validator(WidgetValidator)
 }
 
-/// A manager serving the Widget webhooks on a free loopback port with certificates in
-/// `certs`.
-async fn serve(
-    client: Client,
-    certs: &Path,
-    registration: Option<LoopbackRegistration>,
-    enable_http2: bool,
-) -> RunningManager {
+/// A manager serving `webhooks` on a free loopback port with the certificates in `certs`.
+fn manager(client: Client, certs: &Path, webhooks: Webhooks, enable_http2: bool) -> Manager {
     let args = ManagerArgs {
         webhook_cert_path: Some(certs.to_owned()),
         enable_http2,
         ..test_args()
     };
-    let mut manager = Manager::new(client, args)
+    Manager::new(client, args)
+        .webhook_host("127.0.0.1".parse().unwrap())
+        .webhooks(webhooks)
+        .enable_webhooks(true)
+}
+
+/// A manager serving the Widget webhooks on a free loopback port with certificates in
+/// `certs`.
+async fn serve(client: Client, certs: &Path, enable_http2: bool) -> RunningManager {
+    manager(client, certs, widget_webhooks(), enable_http2)
+        .start()
+        .await
+        .unwrap()
+}
+
+/// A manager serving the Widget webhooks for `namespace`, registered with the apiserver on
+/// loopback, once the apiserver calls them.
+async fn serve_on_loopback(client: &Client, namespace: &str) -> RunningManager {
+    let registration =
+        LoopbackRegistration::new(&format!("{namespace}-widgets")).only_namespace(namespace);
+    let running = Manager::new(client.clone(), test_args())
         .webhook_host("127.0.0.1".parse().unwrap())
         .webhooks(widget_webhooks())
-        .enable_webhooks(true);
-    if let Some(registration) = registration {
-        manager = manager.register_webhooks_on_loopback(registration);
-    }
-    manager.start().await.unwrap()
+        .enable_webhooks(true)
+        .serve_webhooks_on_loopback(registration)
+        .start()
+        .await
+        .unwrap();
+    // The apiserver picks new webhook configurations up through an informer.
+    let widgets = widgets(client, namespace);
+    let dry_run = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    eventually(
+        "the webhooks to be called",
+        Duration::from_secs(20),
+        || async {
+            let created = widgets
+                .create(&dry_run, &widget_json("probe", json!({})))
+                .await
+                .ok()?;
+            (created.data["spec"]["color"] == "blue").then_some(())
+        },
+    )
+    .await;
+    running
 }
 
 fn widgets(client: &Client, namespace: &str) -> Api<DynamicObject> {
@@ -179,30 +252,8 @@ async fn the_apiserver_applies_defaults_and_refuses_invalid_widgets_with_field_p
     plane.install_crds(&[widget_crd()]).await.unwrap();
     let client = plane.client().await.unwrap();
     let namespace = plane.create_namespace("rt-webhook").await.unwrap();
-    let certs = tempfile::tempdir().unwrap();
-    let ca = write_loopback_serving_certificate(certs.path(), "tls.crt", "tls.key").unwrap();
-    let registration =
-        LoopbackRegistration::new(&format!("{namespace}-widgets"), &ca).only_namespace(&namespace);
-    let running = serve(client.clone(), certs.path(), Some(registration), false).await;
+    let running = serve_on_loopback(&client, &namespace).await;
     let widgets = widgets(&client, &namespace);
-
-    // The apiserver picks new webhook configurations up through an informer.
-    let dry_run = PostParams {
-        dry_run: true,
-        ..PostParams::default()
-    };
-    eventually(
-        "the webhooks to be called",
-        Duration::from_secs(20),
-        || async {
-            let created = widgets
-                .create(&dry_run, &widget_json("probe", json!({})))
-                .await
-                .ok()?;
-            (created.data["spec"]["color"] == "blue").then_some(())
-        },
-    )
-    .await;
 
     // Defaults fill what is missing, keep what is set, and leave unknown fields alone.
     let created = widgets
@@ -313,6 +364,162 @@ async fn the_apiserver_applies_defaults_and_refuses_invalid_widgets_with_field_p
     );
 }
 
+#[tokio::test]
+async fn a_validator_sees_who_asks_and_whether_it_is_a_dry_run() {
+    let plane = shared();
+    plane.install_crds(&[widget_crd()]).await.unwrap();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-webhook-who").await.unwrap();
+    let running = serve_on_loopback(&client, &namespace).await;
+    let role: ClusterRole = serde_json::from_value(json!({
+        "metadata": {"name": format!("{namespace}-widget-maker")},
+        "rules": [{"apiGroups": [GROUP], "resources": ["widgets"], "verbs": ["create"]}]
+    }))
+    .unwrap();
+    plane
+        .grant_cluster_role(&role, &namespace, "robot")
+        .await
+        .unwrap();
+    let as_robot = plane
+        .client_as_service_account(&namespace, "robot")
+        .await
+        .unwrap();
+    let robot_widgets = widgets(&as_robot, &namespace);
+    let dry_run = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+
+    // Impersonated, dry run: the validator's refusal repeats what the context told it.
+    let refused = eventually(
+        "the robot to be allowed to create widgets",
+        Duration::from_secs(20),
+        || async {
+            match robot_widgets
+                .create(&dry_run, &widget_json("whoami", json!({})))
+                .await
+            {
+                Err(kube::Error::Api(status)) if status.code == 422 => Some(*status),
+                _ => None,
+            }
+        },
+    )
+    .await;
+    let told = &refused.details.unwrap().causes[0].message;
+    let user = format!("system:serviceaccount:{namespace}:robot");
+    assert!(told.contains(&format!("user={user} ")), "{told}");
+    assert!(told.contains("system:serviceaccounts"), "{told}");
+    assert!(
+        told.contains(&format!(
+            "dryRun=true operation=Create namespace={namespace}"
+        )),
+        "{told}"
+    );
+
+    // As the admin, for real.
+    let admin = refusal(
+        widgets(&client, &namespace)
+            .create(&PostParams::default(), &widget_json("whoami", json!({})))
+            .await
+            .unwrap_err(),
+    );
+    let told = &admin.details.unwrap().causes[0].message;
+    assert!(told.contains("dryRun=false"), "{told}");
+    assert!(!told.contains("serviceaccount"), "{told}");
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_panicking_webhook_answers_500_and_the_next_request_succeeds() {
+    let plane = shared();
+    plane.install_crds(&[widget_crd()]).await.unwrap();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-webhook-panic").await.unwrap();
+    let running = serve_on_loopback(&client, &namespace).await;
+    let widgets = widgets(&client, &namespace);
+
+    let panicked = refusal(
+        widgets
+            .create(&PostParams::default(), &widget_json("panic", json!({})))
+            .await
+            .unwrap_err(),
+    );
+    assert_eq!(panicked.code, 500, "{panicked:?}");
+    assert!(
+        panicked
+            .message
+            .contains("panic: the defaulter cannot cope with this widget [recovered]"),
+        "{}",
+        panicked.message
+    );
+    let next = widgets
+        .create(&PostParams::default(), &widget_json("calm", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(next.data["spec"]["color"], "blue", "defaulted as usual");
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn raw_handlers_answer_whole_reviews_and_their_panics_are_counted() {
+    let client = shared().client().await.unwrap();
+    let certs = tempfile::tempdir().unwrap();
+    let ca = write_loopback_serving_certificate(certs.path(), "tls.crt", "tls.key").unwrap();
+    let raw = Webhooks::new().handler_at(
+        "/raw",
+        |request: AdmissionRequest<DynamicObject>| async move {
+            assert_ne!(
+                request.name, "boom",
+                "the raw handler refuses to look at boom"
+            );
+            let mut response = AdmissionResponse::from(&request);
+            response.warnings = Some(vec![format!(
+                "seen {} by {}",
+                request.name,
+                request.user_info.username.clone().unwrap_or_default()
+            )]);
+            response
+        },
+    );
+    let manager = manager(client, certs.path(), raw, false);
+    let metrics = manager.metrics().clone();
+    let running = manager.start().await.unwrap();
+    let server = HttpClient::tls(running.webhook_addr().unwrap(), &ca).unwrap();
+    let ask = |name: &'static str| {
+        let server = server.clone();
+        async move {
+            let object =
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}});
+            let mut review = review("CREATE", object);
+            review["request"]["name"] = json!(name);
+            let reply = server
+                .post_json("/raw", serde_json::to_vec(&review).unwrap())
+                .await
+                .unwrap();
+            assert_eq!(reply.status.as_u16(), 200);
+            serde_json::from_slice::<Value>(&reply.body).unwrap()["response"].clone()
+        }
+    };
+
+    let boom = ask("boom").await;
+    assert_eq!(boom["allowed"], false);
+    assert_eq!(boom["status"]["code"], 500);
+    let fine = ask("fine").await;
+    assert_eq!(fine["allowed"], true);
+    assert_eq!(fine["warnings"], json!(["seen fine by tester"]));
+    let text = metrics.encode();
+    for line in [
+        "controller_runtime_webhook_panics_total 1",
+        "controller_runtime_webhook_requests_total{webhook=\"/raw\",code=\"200\"} 2",
+        "controller_runtime_webhook_requests_in_flight{webhook=\"/raw\"} 0",
+        "controller_runtime_webhook_latency_seconds_count{webhook=\"/raw\"} 2",
+    ] {
+        assert!(text.contains(line), "{line} missing from:\n{text}");
+    }
+    promtool_check(&metrics.encode_prometheus_text());
+    running.shutdown().await.unwrap();
+}
+
 fn review(operation: &str, object: Value) -> Value {
     json!({
         "apiVersion": "admission.k8s.io/v1",
@@ -337,7 +544,7 @@ async fn malformed_reviews_get_400_unknown_paths_404_and_the_server_keeps_servin
     let client = shared().client().await.unwrap();
     let certs = tempfile::tempdir().unwrap();
     let ca = write_loopback_serving_certificate(certs.path(), "tls.crt", "tls.key").unwrap();
-    let running = serve(client, certs.path(), None, false).await;
+    let running = serve(client, certs.path(), false).await;
     let server = HttpClient::tls(running.webhook_addr().unwrap(), &ca).unwrap();
 
     let garbage = server
@@ -423,7 +630,7 @@ async fn rotated_certificate_files_are_served_to_new_connections_without_restart
     };
     let loopback = ["127.0.0.1".parse().unwrap()];
     write(&ca.issue_server(&["localhost"], &loopback).unwrap());
-    let running = serve(client, certs.path(), None, false).await;
+    let running = serve(client, certs.path(), false).await;
     let server = HttpClient::tls(running.webhook_addr().unwrap(), &ca.cert_pem()).unwrap();
     let before = server.handshake(&[b"http/1.1"]).await.unwrap().certificate;
     assert_eq!(
@@ -457,7 +664,7 @@ async fn http2_is_negotiated_only_when_enabled() {
     for enabled in [false, true] {
         let certs = tempfile::tempdir().unwrap();
         let ca = write_loopback_serving_certificate(certs.path(), "tls.crt", "tls.key").unwrap();
-        let running = serve(client.clone(), certs.path(), None, enabled).await;
+        let running = serve(client.clone(), certs.path(), enabled).await;
         let server = HttpClient::tls(running.webhook_addr().unwrap(), &ca).unwrap();
         let agreed = server.handshake(&[b"h2", b"http/1.1"]).await.unwrap().alpn;
         let expected: &[u8] = if enabled { b"h2" } else { b"http/1.1" };
@@ -488,7 +695,7 @@ async fn the_benchmark_entry_point_sends_every_request() {
     let client = shared().client().await.unwrap();
     let certs = tempfile::tempdir().unwrap();
     let ca = write_loopback_serving_certificate(certs.path(), "tls.crt", "tls.key").unwrap();
-    let running = serve(client, certs.path(), None, false).await;
+    let running = serve(client, certs.path(), false).await;
     let server = HttpClient::tls(running.webhook_addr().unwrap(), &ca).unwrap();
     let object = json!({"apiVersion": format!("{GROUP}/v1"), "kind": "Widget", "metadata": {"name": "bench"}, "spec": {}});
     let body = bytes::Bytes::from(serde_json::to_vec(&review("CREATE", object)).unwrap());

@@ -1,214 +1,26 @@
-//! The Jobs of CronJobs: a cache of the Jobs each CronJob controls (controller-runtime's field
-//! index on the controller owner), how a Job's state is read (active, successful, failed,
-//! scheduled time), which finished Jobs the history limits remove, and the Job a run creates.
+//! The Jobs of CronJobs: which CronJob controls a Job (the field the manager's cache indexes
+//! Jobs by), how a Job's state is read (active, successful, failed, scheduled time), which
+//! finished Jobs the history limits remove, and the Job a run creates.
 
-use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::sync::Arc;
 
 use api::v1::CronJob;
-use futures::{Stream, TryStreamExt as _};
 use jiff::Timestamp;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::core::v1::ObjectReference;
-use kube::api::{Api, ObjectMeta};
-use kube::runtime::watcher::{self, Event};
-use kube::runtime::{WatchStreamExt as _, watcher::watcher};
+use kube::api::ObjectMeta;
 use kube::{Resource, ResourceExt as _};
-use tokio::sync::watch;
 
 /// The annotation holding the time of the run a Job was created for (RFC 3339).
 pub const SCHEDULED_AT_ANNOTATION: &str = "batch.tutorial.kubebuilder.io/scheduled-at";
 
-/// The Jobs controlled by CronJobs, indexed by the UID of their controller, kept current by
-/// one watch per scope (see [`OwnedJobs::watch`]). Clones share the cache.
-///
-/// Only Jobs whose controller is a CronJob are kept, without their managed fields: the
-/// reconciler needs nothing else, and a cluster may hold many other Jobs.
-#[derive(Clone)]
-pub struct OwnedJobs {
-    shared: Arc<Shared>,
-}
-
-struct Shared {
-    index: Mutex<Index>,
-    /// How many watches have not finished their first list yet.
-    unsynced_scopes: watch::Sender<usize>,
-    /// The latest error of any watch, cleared when a list completes: why the cache is
-    /// not synced, for the status of the CronJobs waiting on it.
-    last_error: Mutex<Option<String>>,
-}
-
-#[derive(Default)]
-struct Index {
-    /// Controller UID → Job name → Job (an owner and its Jobs share a namespace).
-    by_controller: HashMap<String, BTreeMap<String, Arc<Job>>>,
-    /// (namespace, name) → controller UID, to move or drop a Job whose owner changes.
-    controller_of: HashMap<(String, String), String>,
-}
-
-/// Why the cached Jobs cannot be read yet.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{}", .last_error.as_deref().unwrap_or("the Job cache has not synced yet"))]
-pub struct NotSynced {
-    /// The error the Job watch last reported, if any.
-    pub last_error: Option<String>,
-}
-
-impl Default for OwnedJobs {
-    fn default() -> Self {
-        Self {
-            shared: Arc::new(Shared {
-                index: Mutex::new(Index::default()),
-                unsynced_scopes: watch::Sender::new(0),
-                last_error: Mutex::new(None),
-            }),
-        }
-    }
-}
-
-impl OwnedJobs {
-    /// Watches the Jobs of `api` (one namespace, or all when `namespace` is `None`) into this
-    /// cache, and yields every Job that changed: the trigger stream of
-    /// `Controller::owns_stream`, so a Job's owner is reconciled only after the cache holds
-    /// the change.
-    pub fn watch(
-        &self,
-        api: Api<Job>,
-        namespace: Option<&str>,
-    ) -> impl Stream<Item = Result<Job, watcher::Error>> + Send + 'static {
-        self.shared.unsynced_scopes.send_modify(|count| *count += 1);
-        let shared = self.shared.clone();
-        let mut scope = ScopeSync {
-            namespace: namespace.map(str::to_owned),
-            listed: None,
-            synced: false,
-        };
-        watcher(api, watcher::Config::default())
-            .default_backoff()
-            .modify(|job| job.managed_fields_mut().clear())
-            .inspect_err({
-                let shared = shared.clone();
-                move |error| {
-                    tracing::warn!(%error, "watching Jobs failed; retrying");
-                    *lock(&shared.last_error) = Some(error.to_string());
-                }
-            })
-            .map_ok(move |event| {
-                scope.apply(&shared, &event);
-                event
-            })
-            .touched_objects()
-    }
-
-    /// The Jobs controlled by the CronJob with this UID, once every watch has listed its
-    /// Jobs; waits up to `timeout` for that.
-    pub async fn controlled_by(
-        &self,
-        controller_uid: &str,
-        timeout: Duration,
-    ) -> Result<Vec<Arc<Job>>, NotSynced> {
-        let mut unsynced = self.shared.unsynced_scopes.subscribe();
-        let synced = tokio::time::timeout(timeout, unsynced.wait_for(|count| *count == 0)).await;
-        if !matches!(synced, Ok(Ok(_))) {
-            return Err(NotSynced {
-                last_error: lock(&self.shared.last_error).clone(),
-            });
-        }
-        Ok(lock(&self.shared.index)
-            .by_controller
-            .get(controller_uid)
-            .map(|jobs| jobs.values().cloned().collect())
-            .unwrap_or_default())
-    }
-}
-
-/// What one watch knows of its own progress.
-struct ScopeSync {
-    namespace: Option<String>,
-    /// Jobs received since the watch (re)started listing, until the list completes.
-    listed: Option<Vec<Job>>,
-    synced: bool,
-}
-
-impl ScopeSync {
-    fn apply(&mut self, shared: &Shared, event: &Event<Job>) {
-        match event {
-            Event::Apply(job) => lock(&shared.index).insert(job),
-            Event::Delete(job) => lock(&shared.index).remove(job),
-            Event::Init => self.listed = Some(Vec::new()),
-            Event::InitApply(job) => self.listed.get_or_insert_with(Vec::new).push(job.clone()),
-            Event::InitDone => {
-                let listed = self.listed.take().unwrap_or_default();
-                lock(&shared.index).replace_scope(self.namespace.as_deref(), listed);
-                *lock(&shared.last_error) = None;
-                if !self.synced {
-                    self.synced = true;
-                    shared.unsynced_scopes.send_modify(|count| *count -= 1);
-                }
-            }
-        }
-    }
-}
-
-impl Index {
-    fn insert(&mut self, job: &Job) {
-        let key = job_key(job);
-        let Some(controller_uid) = cronjob_controller_uid(job) else {
-            self.remove_key(&key);
-            return;
-        };
-        if self.controller_of.get(&key) != Some(&controller_uid) {
-            self.remove_key(&key);
-            self.controller_of
-                .insert(key.clone(), controller_uid.clone());
-        }
-        self.by_controller
-            .entry(controller_uid)
-            .or_default()
-            .insert(key.1, Arc::new(job.clone()));
-    }
-
-    fn remove(&mut self, job: &Job) {
-        self.remove_key(&job_key(job));
-    }
-
-    fn remove_key(&mut self, key: &(String, String)) {
-        let Some(controller_uid) = self.controller_of.remove(key) else {
-            return;
-        };
-        if let Some(jobs) = self.by_controller.get_mut(&controller_uid) {
-            jobs.remove(&key.1);
-            if jobs.is_empty() {
-                self.by_controller.remove(&controller_uid);
-            }
-        }
-    }
-
-    /// Replaces what a scope (a namespace, or everything) holds by a complete list of it:
-    /// Jobs deleted while the watch was down disappear.
-    fn replace_scope(&mut self, namespace: Option<&str>, listed: Vec<Job>) {
-        let stale: Vec<_> = self
-            .controller_of
-            .keys()
-            .filter(|(job_namespace, _)| namespace.is_none_or(|scope| scope == job_namespace))
-            .cloned()
-            .collect();
-        for key in &stale {
-            self.remove_key(key);
-        }
-        for job in &listed {
-            self.insert(job);
-        }
-    }
-}
-
-fn job_key(job: &Job) -> (String, String) {
-    (job.namespace().unwrap_or_default(), job.name_any())
-}
+/// The field index of Jobs by the UID of the CronJob controlling them (the tutorial's
+/// `jobOwnerKey`; a UID rather than a name, so that a CronJob deleted and created again
+/// does not adopt the Jobs of the old one while they are being collected).
+pub const JOB_OWNER_KEY: &str = ".metadata.controller";
 
 /// The UID of the Job's controller when that controller is a CronJob of this API.
-fn cronjob_controller_uid(job: &Job) -> Option<String> {
+pub fn controller_uid(job: &Job) -> Option<String> {
     job.owner_references()
         .iter()
         .find(|owner| owner.controller == Some(true))
@@ -216,10 +28,6 @@ fn cronjob_controller_uid(job: &Job) -> Option<String> {
             owner.api_version == CronJob::api_version(&()) && owner.kind == CronJob::kind(&())
         })
         .map(|owner| owner.uid.clone())
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Where a Job stands, from its first finished condition.
@@ -538,50 +346,24 @@ mod tests {
             (owner.controller, owner.block_owner_deletion),
             (Some(true), Some(true))
         );
-        assert_eq!(cronjob_controller_uid(&job).as_deref(), Some("uid-1"));
+        assert_eq!(controller_uid(&job).as_deref(), Some("uid-1"));
     }
 
     #[test]
-    fn the_index_keeps_only_jobs_controlled_by_a_cronjob() {
-        let mut index = Index::default();
-        index.insert(&owned_by(job("mine"), "uid-1", "CronJob", true));
-        index.insert(&owned_by(job("merely-owned"), "uid-1", "CronJob", false));
-        index.insert(&owned_by(job("other-kind"), "uid-1", "Deployment", true));
-        index.insert(&job("orphan"));
-        let names = |index: &Index, uid: &str| {
-            index
-                .by_controller
-                .get(uid)
-                .map(|jobs| jobs.keys().cloned().collect::<Vec<_>>())
-                .unwrap_or_default()
-        };
-        assert_eq!(names(&index, "uid-1"), ["mine"]);
-
-        // A Job that changes controller moves; one that loses it is dropped.
-        index.insert(&owned_by(job("mine"), "uid-2", "CronJob", true));
-        assert_eq!(names(&index, "uid-1"), Vec::<String>::new());
-        assert_eq!(names(&index, "uid-2"), ["mine"]);
-        index.insert(&job("mine"));
-        assert!(index.by_controller.is_empty() && index.controller_of.is_empty());
-
-        // A relist of one namespace replaces only that namespace.
-        let mut elsewhere = owned_by(job("elsewhere"), "uid-3", "CronJob", true);
-        elsewhere.metadata.namespace = Some("other".into());
-        index.insert(&elsewhere);
-        index.insert(&owned_by(
-            job("deleted-while-down"),
-            "uid-1",
-            "CronJob",
-            true,
-        ));
-        index.replace_scope(
-            Some("ns"),
-            vec![owned_by(job("listed"), "uid-1", "CronJob", true)],
+    fn only_a_cronjob_controller_is_indexed() {
+        assert_eq!(
+            controller_uid(&owned_by(job("mine"), "uid-1", "CronJob", true)).as_deref(),
+            Some("uid-1")
         );
-        assert_eq!(names(&index, "uid-1"), ["listed"]);
-        assert_eq!(names(&index, "uid-3"), ["elsewhere"]);
-        index.replace_scope(None, Vec::new());
-        assert!(index.by_controller.is_empty());
+        assert_eq!(
+            controller_uid(&owned_by(job("merely-owned"), "uid-1", "CronJob", false)),
+            None
+        );
+        assert_eq!(
+            controller_uid(&owned_by(job("other-kind"), "uid-1", "Deployment", true)),
+            None
+        );
+        assert_eq!(controller_uid(&job("orphan")), None);
     }
 
     #[test]

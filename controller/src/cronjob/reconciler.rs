@@ -23,17 +23,11 @@ use kube::runtime::controller::Action;
 use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::{Client, Resource as _, ResourceExt as _};
 use kubebuilder_runtime::Clock;
+use kubebuilder_runtime::cache::{Cache, CacheError, ListOptions};
 
 use super::conditions::{self, DEGRADED, PROGRESSING, Status, Summary};
-use super::jobs::{
-    Children, NotSynced, OwnedJobs, beyond_history_limit, job_for_run, job_reference,
-};
+use super::jobs::{Children, JOB_OWNER_KEY, beyond_history_limit, job_for_run, job_reference};
 use super::schedule::{Schedule, ScheduleError, is_past_deadline};
-
-/// How long a reconcile waits for the Job cache to list every Job before it reports the
-/// CronJob degraded: long enough for a start-up, short enough to surface a Job watch that
-/// keeps failing (no permission to list Jobs, say).
-const JOB_CACHE_SYNC_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The controller name on the Events this reconciler records.
 const EVENT_REPORTER: &str = "cronjob-controller";
@@ -68,8 +62,8 @@ const EVENT_REPORTER: &str = "cronjob-controller";
 #[kubebuilder::rbac(groups = ["events.k8s.io"], resources = ["events"], verbs = ["create", "patch"])]
 pub struct Reconciler {
     client: Client,
+    cache: Cache,
     clock: Arc<dyn Clock>,
-    jobs: OwnedJobs,
     recorder: Recorder,
 }
 
@@ -77,7 +71,7 @@ pub struct Reconciler {
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("cannot list the Jobs of the CronJob: {0}")]
-    ListJobs(#[source] NotSynced),
+    ListJobs(#[source] CacheError),
     #[error("cannot update the CronJob status: {0}")]
     UpdateStatus(#[source] kube::Error),
     #[error("cannot delete active Job {job}: {source}")]
@@ -87,13 +81,14 @@ pub enum Error {
 }
 
 impl Reconciler {
-    /// A reconciler reading time from `clock` and Jobs from `jobs`.
-    pub fn new(client: Client, clock: Arc<dyn Clock>, jobs: OwnedJobs) -> Self {
+    /// A reconciler reading Jobs from `cache` (indexed by [`JOB_OWNER_KEY`]) and the time
+    /// from `clock`.
+    pub fn new(client: Client, cache: Cache, clock: Arc<dyn Clock>) -> Self {
         let recorder = Recorder::new(client.clone(), Reporter::from(EVENT_REPORTER));
         Self {
             client,
+            cache,
             clock,
-            jobs,
             recorder,
         }
     }
@@ -121,9 +116,12 @@ impl Reconciler {
             );
         }
 
-        // 3. The Jobs this CronJob controls.
+        // 3. The Jobs this CronJob controls, from the cache's index.
         let uid = cronjob.uid().unwrap_or_default();
-        let children = match self.jobs.controlled_by(&uid, JOB_CACHE_SYNC_TIMEOUT).await {
+        let controlled = ListOptions::default()
+            .in_namespace(&namespace)
+            .matching_field(JOB_OWNER_KEY, &uid);
+        let children = match self.cache.list::<Job>(&controlled).await {
             Ok(children) => Children::classify(children),
             Err(not_synced) => {
                 let message = format!("Failed to list child jobs: {not_synced}");

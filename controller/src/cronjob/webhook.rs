@@ -1,9 +1,13 @@
-//! The CronJob admission webhooks: a defaulter and a validator, declared with the
-//! tutorial's markers. The attributes give the webhook server each type's path and
-//! `cargo xtask manifests` the entries of `config/webhook/manifests.yaml`.
+//! The CronJob v1 admission webhooks: a defaulter and a validator, declared with the
+//! tutorial's markers (v2's are in `webhook_v2`). The attributes give the webhook server
+//! each type's path and `cargo xtask manifests` the entries of
+//! `config/webhook/manifests.yaml`.
 
 use api::v1::{ConcurrencyPolicy, CronJob, CronJobSpec};
-use kubebuilder_runtime::webhook::{self as admission, FieldError, FieldPath, Warnings, Webhooks};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubebuilder_runtime::webhook::{
+    self as admission, AdmissionContext, FieldError, FieldPath, Warnings, Webhooks,
+};
 
 use super::schedule;
 
@@ -12,10 +16,10 @@ use super::schedule;
 pub const MAX_NAME_LENGTH: usize = 63 - 11;
 
 /// Finished Jobs kept per outcome when the CronJob does not say.
-const DEFAULT_SUCCESSFUL_JOBS_HISTORY_LIMIT: i32 = 3;
-const DEFAULT_FAILED_JOBS_HISTORY_LIMIT: i32 = 1;
+pub(super) const DEFAULT_SUCCESSFUL_JOBS_HISTORY_LIMIT: i32 = 3;
+pub(super) const DEFAULT_FAILED_JOBS_HISTORY_LIMIT: i32 = 1;
 
-/// The CronJob webhooks the manager serves.
+/// The CronJob v1 webhooks the manager serves.
 pub fn webhooks() -> Webhooks {
     Webhooks::new().defaulter(Defaulter).validator(Validator)
 }
@@ -31,12 +35,20 @@ pub fn webhooks() -> Webhooks {
     verbs = ["create", "update"],
     versions = ["v1"],
     name = "mcronjob-v1.kb.io",
-    admission_review_versions = ["v1"]
+    admission_review_versions = ["v1"],
+    // Each version's webhooks admit the requests made in that version: with the default
+    // (Equivalent), the apiserver would convert a request to the other version first, and
+    // an object that version cannot express would fail with 500 instead of being refused.
+    match_policy = "Exact"
 )]
 pub struct Defaulter;
 
 impl admission::Defaulter<CronJob> for Defaulter {
-    async fn default(&self, cronjob: &mut CronJob) -> Result<(), Vec<FieldError>> {
+    async fn default(
+        &self,
+        _: &AdmissionContext<'_>,
+        cronjob: &mut CronJob,
+    ) -> Result<(), Vec<FieldError>> {
         set_defaults(&mut cronjob.spec);
         Ok(())
     }
@@ -64,12 +76,20 @@ fn set_defaults(spec: &mut CronJobSpec) {
     verbs = ["create", "update"],
     versions = ["v1"],
     name = "vcronjob-v1.kb.io",
-    admission_review_versions = ["v1"]
+    admission_review_versions = ["v1"],
+    // Each version's webhooks admit the requests made in that version: with the default
+    // (Equivalent), the apiserver would convert a request to the other version first, and
+    // an object that version cannot express would fail with 500 instead of being refused.
+    match_policy = "Exact"
 )]
 pub struct Validator;
 
 impl admission::Validator<CronJob> for Validator {
-    async fn validate_create(&self, cronjob: &CronJob) -> Result<Warnings, Vec<FieldError>> {
+    async fn validate_create(
+        &self,
+        _: &AdmissionContext<'_>,
+        cronjob: &CronJob,
+    ) -> Result<Warnings, Vec<FieldError>> {
         validate(cronjob)
     }
 
@@ -77,6 +97,7 @@ impl admission::Validator<CronJob> for Validator {
     /// since) can still be fixed by an update.
     async fn validate_update(
         &self,
+        _: &AdmissionContext<'_>,
         _old: &CronJob,
         cronjob: &CronJob,
     ) -> Result<Warnings, Vec<FieldError>> {
@@ -88,10 +109,17 @@ impl admission::Validator<CronJob> for Validator {
 
 /// Every problem of `cronjob` at once, so one refusal lists all that needs fixing.
 fn validate(cronjob: &CronJob) -> Result<Warnings, Vec<FieldError>> {
-    let errors: Vec<FieldError> = [validate_name(cronjob), validate_schedule(&cronjob.spec)]
-        .into_iter()
-        .flatten()
-        .collect();
+    verdict([
+        validate_name(&cronjob.metadata),
+        validate_schedule(&cronjob.spec),
+    ])
+}
+
+/// Allowed without warnings, or refused with every error found.
+pub(super) fn verdict(
+    checks: impl IntoIterator<Item = Option<FieldError>>,
+) -> Result<Warnings, Vec<FieldError>> {
+    let errors: Vec<FieldError> = checks.into_iter().flatten().collect();
     if errors.is_empty() {
         Ok(Warnings::new())
     } else {
@@ -99,8 +127,8 @@ fn validate(cronjob: &CronJob) -> Result<Warnings, Vec<FieldError>> {
     }
 }
 
-fn validate_name(cronjob: &CronJob) -> Option<FieldError> {
-    let name = cronjob.metadata.name.as_deref().unwrap_or_default();
+pub(super) fn validate_name(metadata: &ObjectMeta) -> Option<FieldError> {
+    let name = metadata.name.as_deref().unwrap_or_default();
     // Kubernetes names are ASCII, so bytes are characters.
     (name.len() > MAX_NAME_LENGTH).then(|| {
         FieldError::invalid(
@@ -129,9 +157,28 @@ mod tests {
     use kubebuilder_runtime::webhook::{
         Defaulter as _, FieldErrorType, Validator as _, invalid_status,
     };
+    use std::sync::LazyLock;
+
+    use kube::core::DynamicObject;
+    use kube::core::admission::AdmissionRequest;
     use serde_json::{Value, json};
 
     use super::*;
+
+    /// What the webhooks are told besides the object: they read none of it.
+    fn context() -> AdmissionContext<'static> {
+        static REQUEST: LazyLock<AdmissionRequest<DynamicObject>> = LazyLock::new(|| {
+            serde_json::from_value(json!({
+                "uid": "1",
+                "kind": {"group": "batch.tutorial.kubebuilder.io", "version": "v1", "kind": "CronJob"},
+                "resource": {"group": "batch.tutorial.kubebuilder.io", "version": "v1", "resource": "cronjobs"},
+                "operation": "CREATE",
+                "userInfo": {"username": "admin"},
+            }))
+            .unwrap()
+        });
+        AdmissionContext::new(&REQUEST)
+    }
 
     /// A CronJob as a user writes it: name, schedule and Job template only.
     fn cronjob(name: &str, schedule: &str, optional_spec_fields: Value) -> CronJob {
@@ -157,7 +204,7 @@ mod tests {
     #[tokio::test]
     async fn defaults_fill_every_unset_field() {
         let mut defaulted = cronjob("hello", "*/1 * * * *", json!({}));
-        Defaulter.default(&mut defaulted).await.unwrap();
+        Defaulter.default(&context(), &mut defaulted).await.unwrap();
         let spec = &defaulted.spec;
         assert_eq!(spec.concurrency_policy, Some(ConcurrencyPolicy::Allow));
         assert_eq!(spec.suspend, Some(false));
@@ -178,7 +225,7 @@ mod tests {
         });
         let original = cronjob("hello", "*/1 * * * *", set);
         let mut defaulted = original.clone();
-        Defaulter.default(&mut defaulted).await.unwrap();
+        Defaulter.default(&context(), &mut defaulted).await.unwrap();
         assert_eq!(defaulted, original);
     }
 
@@ -192,12 +239,12 @@ mod tests {
         ] {
             let valid = cronjob(name, schedule, json!({}));
             assert_eq!(
-                Validator.validate_create(&valid).await,
+                Validator.validate_create(&context(), &valid).await,
                 Ok(Warnings::new()),
                 "{name} {schedule}"
             );
             assert_eq!(
-                Validator.validate_update(&valid, &valid).await,
+                Validator.validate_update(&context(), &valid, &valid).await,
                 Ok(Warnings::new())
             );
         }
@@ -207,7 +254,7 @@ mod tests {
     async fn a_name_over_52_characters_is_invalid_at_metadata_name() {
         let name = "a".repeat(MAX_NAME_LENGTH + 1);
         let errors = Validator
-            .validate_create(&cronjob(&name, "*/1 * * * *", json!({})))
+            .validate_create(&context(), &cronjob(&name, "*/1 * * * *", json!({})))
             .await
             .unwrap_err();
         assert_eq!(
@@ -224,7 +271,7 @@ mod tests {
     async fn an_unparsable_schedule_is_invalid_at_spec_schedule_with_the_parsers_message() {
         for schedule in ["* * * *", "61 * * * *", "0 0 * * * *", "every minute"] {
             let errors = Validator
-                .validate_create(&cronjob("hello", schedule, json!({})))
+                .validate_create(&context(), &cronjob("hello", schedule, json!({})))
                 .await
                 .unwrap_err();
             let parser_message = schedule::validate(schedule).unwrap_err().to_string();
@@ -246,9 +293,12 @@ mod tests {
         let broken = cronjob(&name, "not a schedule", json!({}));
         let valid = cronjob(&name[..MAX_NAME_LENGTH], "*/5 * * * *", json!({}));
         for errors in [
-            Validator.validate_create(&broken).await.unwrap_err(),
             Validator
-                .validate_update(&valid, &broken)
+                .validate_create(&context(), &broken)
+                .await
+                .unwrap_err(),
+            Validator
+                .validate_update(&context(), &valid, &broken)
                 .await
                 .unwrap_err(),
         ] {
@@ -280,7 +330,7 @@ mod tests {
     async fn deleting_is_always_allowed() {
         let broken = cronjob(&"n".repeat(60), "not a schedule", json!({}));
         assert_eq!(
-            Validator.validate_delete(&broken).await,
+            Validator.validate_delete(&context(), &broken).await,
             Ok(Warnings::new())
         );
     }

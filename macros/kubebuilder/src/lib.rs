@@ -6,6 +6,7 @@
 //! workspace without a hand-kept list. This crate holds those value types and renders
 //! them as controller-gen does.
 
+pub mod conversion;
 pub mod crd;
 pub mod rbac;
 pub mod schema;
@@ -17,4 +18,4 @@ pub mod yaml;
 #[path = "private.rs"]
 pub mod __private;
 
-pub use kubebuilder_macros::{rbac, resource, schema, webhook, webhook_configuration};
+pub use kubebuilder_macros::{rbac, resource, schema, skip, webhook, webhook_configuration};

@@ -39,41 +39,167 @@ where
     object.end()
 }
 
-/// `Vec<u8>` fields as base64 strings (Go's `[]byte`).
-pub mod base64 {
+/// Serializes a root object without a spec (`spec = "none"`) with its `apiVersion` and `kind`
+/// first: `fields` serializes the object's own fields (serde's derive, `remote = "Self"`).
+pub fn serialize_root<S, F>(
+    serializer: S,
+    api_version: &str,
+    kind: &str,
+    fields: F,
+) -> Result<S::Ok, S::Error>
+where
+    S: serde::Serializer,
+    F: FnOnce(serde_json::value::Serializer) -> Result<serde_json::Value, serde_json::Error>,
+{
+    use serde::ser::Error as _;
+    let serde_json::Value::Object(fields) =
+        fields(serde_json::value::Serializer).map_err(S::Error::custom)?
+    else {
+        return Err(S::Error::custom("a root object serializes as a map"));
+    };
+    let mut object = serde_json::Map::new();
+    object.insert("apiVersion".into(), api_version.into());
+    object.insert("kind".into(), kind.into());
+    object.extend(fields);
+    serde::Serialize::serialize(&object, serializer)
+}
+
+/// The spec of a kind with `spec = "optional"` reads as its default when absent.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is the spec of a kind with `spec = \"optional\"`, so it needs `Default`",
+    label = "an object without `spec` reads as the default spec",
+    note = "derive or implement `Default` for `{Self}`"
+)]
+pub trait OptionalSpec {
+    fn absent() -> Self;
+}
+
+impl<T: Default> OptionalSpec for T {
+    fn absent() -> Self {
+        T::default()
+    }
+}
+
+/// `#[serde(default = ...)]` of an optional spec.
+pub fn absent_spec<T: OptionalSpec>() -> T {
+    T::absent()
+}
+
+/// `Vec<u8>` as base64 strings (Go's `[]byte`), also inside `Option`, `Vec`, `Box` and maps
+/// with `String` keys: `#[serde(with = "::kubebuilder::__private::bytes")]` on a field whose
+/// type spells out `Vec<u8>` (the schema side is `Vec<u8>`'s `Schema` impl).
+pub mod bytes {
+    use std::collections::{BTreeMap, HashMap};
+    use std::hash::BuildHasher;
+
     use base64::Engine as _;
     use base64::engine::general_purpose::STANDARD;
-    use serde::{Deserialize, Deserializer, Serializer};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    pub fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&STANDARD.encode(bytes))
+    /// A type that holds `Vec<u8>`s written as base64.
+    pub trait Base64: Sized {
+        fn encode<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error>;
+        fn decode<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error>;
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        STANDARD.decode(text).map_err(serde::de::Error::custom)
+    pub fn serialize<T: Base64, S: Serializer>(
+        value: &T,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        value.encode(serializer)
     }
 
-    /// The same for `Option<Vec<u8>>`.
-    pub mod option {
-        use super::*;
+    pub fn deserialize<'de, T: Base64, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<T, D::Error> {
+        T::decode(deserializer)
+    }
 
-        pub fn serialize<S: Serializer>(
-            bytes: &Option<Vec<u8>>,
-            serializer: S,
-        ) -> Result<S::Ok, S::Error> {
-            match bytes {
-                Some(bytes) => super::serialize(bytes, serializer),
+    /// Serde through [`Base64`], for the values inside a container.
+    struct Encoded<T>(T);
+
+    impl<T: Base64> Serialize for Encoded<&T> {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            self.0.encode(serializer)
+        }
+    }
+
+    impl<'de, T: Base64> Deserialize<'de> for Encoded<T> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            T::decode(deserializer).map(Encoded)
+        }
+    }
+
+    impl Base64 for Vec<u8> {
+        fn encode<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.serialize_str(&STANDARD.encode(self))
+        }
+
+        fn decode<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            let text = String::deserialize(deserializer)?;
+            STANDARD.decode(text).map_err(serde::de::Error::custom)
+        }
+    }
+
+    impl<T: Base64> Base64 for Option<T> {
+        fn encode<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            match self {
+                Some(value) => serializer.serialize_some(&Encoded(value)),
                 None => serializer.serialize_none(),
             }
         }
 
-        pub fn deserialize<'de, D: Deserializer<'de>>(
-            deserializer: D,
-        ) -> Result<Option<Vec<u8>>, D::Error> {
-            Option::<String>::deserialize(deserializer)?
-                .map(|text| STANDARD.decode(text).map_err(serde::de::Error::custom))
-                .transpose()
+        fn decode<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            Ok(Option::<Encoded<T>>::deserialize(deserializer)?.map(|encoded| encoded.0))
+        }
+    }
+
+    impl<T: Base64> Base64 for Box<T> {
+        fn encode<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            (**self).encode(serializer)
+        }
+
+        fn decode<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            T::decode(deserializer).map(Box::new)
+        }
+    }
+
+    impl<T: Base64> Base64 for Vec<T> {
+        fn encode<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.collect_seq(self.iter().map(Encoded))
+        }
+
+        fn decode<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            let items = Vec::<Encoded<T>>::deserialize(deserializer)?;
+            Ok(items.into_iter().map(|encoded| encoded.0).collect())
+        }
+    }
+
+    impl<T: Base64> Base64 for BTreeMap<String, T> {
+        fn encode<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.collect_map(self.iter().map(|(key, value)| (key, Encoded(value))))
+        }
+
+        fn decode<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            let entries = BTreeMap::<String, Encoded<T>>::deserialize(deserializer)?;
+            Ok(entries
+                .into_iter()
+                .map(|(key, encoded)| (key, encoded.0))
+                .collect())
+        }
+    }
+
+    impl<T: Base64, H: BuildHasher + Default> Base64 for HashMap<String, T, H> {
+        fn encode<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            serializer.collect_map(self.iter().map(|(key, value)| (key, Encoded(value))))
+        }
+
+        fn decode<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            let entries = HashMap::<String, Encoded<T>, H>::deserialize(deserializer)?;
+            Ok(entries
+                .into_iter()
+                .map(|(key, encoded)| (key, encoded.0))
+                .collect())
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Parsing markers into the model, and the parsers' robustness against any input.
+//! Parsing markers into the values the generated code holds, and the parsers' robustness
+//! against any input.
 
 use proc_macro2::TokenStream;
 use proptest::prelude::*;
@@ -7,28 +8,52 @@ use quote::quote;
 use super::*;
 use crate::args;
 
-fn parse_field(tokens: TokenStream) -> (Markers, Vec<String>) {
+fn parse_at(place: Place, tokens: TokenStream) -> (Markers, Vec<String>) {
     let mut errors = Errors::default();
     let args = args::parse(tokens).expect("valid syntax");
-    let markers = parse(&args, Target::Field, &mut errors);
-    let messages = errors
+    let markers = match place {
+        Place::Resource => parse_root(&args, &mut errors),
+        _ => parse(&args, place, &mut errors),
+    };
+    (markers, messages(&errors))
+}
+
+fn messages(errors: &Errors) -> Vec<String> {
+    errors
         .to_compile_errors()
         .to_string()
         .split("compile_error !")
         .skip(1)
         .map(|part| part.trim().to_owned())
-        .collect();
-    (markers, messages)
+        .collect()
 }
 
-fn own(tokens: TokenStream) -> Vec<Marker> {
+fn parse_field(tokens: TokenStream) -> (Markers, Vec<String>) {
+    parse_at(Place::Field, tokens)
+}
+
+/// `Variant(value)` of each marker, as the generated code writes it.
+fn shown(markers: &[Spanned]) -> Vec<String> {
+    markers
+        .iter()
+        .map(|m| {
+            m.tokens()
+                .to_string()
+                .replace(' ', "")
+                .replace("::kubebuilder::schema::", "")
+                .replace("Marker::", "")
+        })
+        .collect()
+}
+
+fn own(tokens: TokenStream) -> Vec<String> {
     let (markers, errors) = parse_field(tokens);
     assert!(errors.is_empty(), "{errors:?}");
-    markers.own.into_iter().map(|m| m.marker).collect()
+    shown(&markers.own)
 }
 
 #[test]
-fn validation_markers_parse_into_the_model() {
+fn validation_markers_parse_by_their_value_kind() {
     assert_eq!(
         own(quote!(validation(
             minimum = -1,
@@ -38,11 +63,11 @@ fn validation_markers_parse_into_the_model() {
             multiple_of = 3
         ))),
         [
-            Marker::Minimum(-1.0),
-            Marker::Maximum(2.5),
-            Marker::ExclusiveMinimum(true),
-            Marker::ExclusiveMaximum(false),
-            Marker::MultipleOf(3.0)
+            "Minimum(-1f64)",
+            "Maximum(2.5f64)",
+            "ExclusiveMinimum(true)",
+            "ExclusiveMaximum(false)",
+            "MultipleOf(3f64)"
         ]
     );
     assert_eq!(
@@ -50,11 +75,11 @@ fn validation_markers_parse_into_the_model() {
             quote!(validation(min_length = 1, max_length = 2, pattern = "^a$", format = "f", type = "string"))
         ),
         [
-            Marker::MinLength(1),
-            Marker::MaxLength(2),
-            Marker::Pattern("^a$".into()),
-            Marker::Format("f".into()),
-            Marker::Type("string".into())
+            "MinLength(1i64)",
+            "MaxLength(2i64)",
+            "Pattern(\"^a$\")",
+            "Format(\"f\")",
+            "Type(\"string\")"
         ]
     );
     assert_eq!(
@@ -62,14 +87,10 @@ fn validation_markers_parse_into_the_model() {
             quote!(validation(enum = ["a", 1, true], x_int_or_string, x_embedded_resource, x_preserve_unknown_fields))
         ),
         [
-            Marker::Enum(vec![
-                Literal::String("a".into()),
-                Literal::Int(1),
-                Literal::Bool(true)
-            ]),
-            Marker::IntOrString,
-            Marker::EmbeddedResource,
-            Marker::PreserveUnknownFields
+            "Enum(&[Literal::String(\"a\"),Literal::Int(1i64),Literal::Bool(true)])",
+            "IntOrString",
+            "EmbeddedResource",
+            "PreserveUnknownFields"
         ]
     );
 }
@@ -79,16 +100,10 @@ fn items_markers_go_to_the_items() {
     let (markers, errors) =
         parse_field(quote!(validation(max_items = 3, items(max_length = 4, enum = ["a"]))));
     assert!(errors.is_empty());
+    assert_eq!(shown(&markers.own), ["MaxItems(3i64)"]);
     assert_eq!(
-        markers.own.iter().map(|m| &m.marker).collect::<Vec<_>>(),
-        [&Marker::MaxItems(3)]
-    );
-    assert_eq!(
-        markers.items.iter().map(|m| &m.marker).collect::<Vec<_>>(),
-        [
-            &Marker::MaxLength(4),
-            &Marker::Enum(vec![Literal::String("a".into())])
-        ]
+        shown(&markers.items),
+        ["MaxLength(4i64)", "Enum(&[Literal::String(\"a\")])"]
     );
 }
 
@@ -99,30 +114,29 @@ fn values_defaults_and_topology() {
             quote!(default = {"a": [1, 2.5]}, default_json = r#"{"b": null}"#, example = "e", title = "t", nullable)
         ),
         [
-            Marker::Default(Literal::Map(vec![(
-                "a".into(),
-                Literal::List(vec![Literal::Int(1), Literal::Float(2.5)])
-            )])),
-            Marker::DefaultJson(Literal::Map(vec![("b".into(), Literal::Null)])),
-            Marker::Example(Literal::String("e".into())),
-            Marker::Title("t".into()),
-            Marker::Nullable
+            "Default(Literal::Map(&[(\"a\",Literal::List(&[Literal::Int(1i64),Literal::Float(2.5f64)]))]))",
+            "DefaultJson(Literal::Map(&[(\"b\",Literal::Null)]))",
+            "Example(Literal::String(\"e\"))",
+            "Title(\"t\")",
+            "Nullable"
         ]
     );
     assert_eq!(
         own(quote!(
             list_type = "map",
             list_map_key = "a",
+            list_map_key = "b",
             map_type = "atomic",
             struct_type = "granular",
             pruning(preserve_unknown_fields)
         )),
         [
-            Marker::ListType("map".into()),
-            Marker::ListMapKey("a".into()),
-            Marker::MapType("atomic".into()),
-            Marker::StructType("granular".into()),
-            Marker::PreserveUnknownFields
+            "ListType(\"map\")",
+            "ListMapKey(\"a\")",
+            "ListMapKey(\"b\")",
+            "MapType(\"atomic\")",
+            "StructType(\"granular\")",
+            "PreserveUnknownFields"
         ]
     );
 }
@@ -148,6 +162,73 @@ fn the_same_mistakes_are_reported_once_each() {
     let (_, errors) = parse_field(quote!(list_map_key = "a", validation(minimun = 1), bogus));
     assert_eq!(errors.len(), 3, "{errors:?}");
     assert!(errors[0].contains("did you mean `minimum`"), "{errors:?}");
+}
+
+#[test]
+fn a_marker_given_twice_is_an_error_even_across_lists() {
+    let (markers, errors) = parse_field(quote!(
+        validation(minimum = 1),
+        validation(
+            minimum = 2,
+            x_validation(rule = "a"),
+            x_validation(rule = "b")
+        ),
+        title = "a",
+        title = "b"
+    ));
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors[0].contains("duplicate argument `minimum`"),
+        "{errors:?}"
+    );
+    assert!(
+        errors[1].contains("duplicate argument `title`"),
+        "{errors:?}"
+    );
+    // The repeatable CEL rules stay.
+    assert_eq!(
+        markers.own.iter().filter(|m| m.is("XValidation")).count(),
+        2
+    );
+}
+
+#[test]
+fn markers_stand_where_their_row_says() {
+    let (_, errors) = parse_at(Place::Type, quote!(optional, validation(embedded_resource)));
+    assert_eq!(errors.len(), 2, "{errors:?}");
+    assert!(
+        errors[0].contains("`optional` applies to fields"),
+        "{errors:?}"
+    );
+    let (_, errors) = parse_field(quote!(validation(at_most_one_of = ["a", "b"])));
+    assert!(errors[0].contains("applies to types"), "{errors:?}");
+    let (root, errors) = parse_at(
+        Place::Resource,
+        quote!(x_validation(rule = "r"), max_properties = 3, optional),
+    );
+    assert_eq!(
+        shown(&root.own),
+        [
+            "XValidation(Rule{rule:\"r\",message:::core::option::Option::None,message_expression:::core::option::Option::None,reason:::core::option::Option::None,field_path:::core::option::Option::None,optional_old_self:::core::option::Option::None,})",
+            "MaxProperties(3i64)"
+        ]
+    );
+    assert_eq!(errors.len(), 1, "{errors:?}");
+}
+
+#[test]
+fn every_name_is_spelled_once_per_list() {
+    for group in [Group::Top, Group::Validation, Group::Pruning] {
+        let mut names: Vec<&str> = DEFINITIONS
+            .iter()
+            .filter(|d| d.group == group)
+            .map(|d| d.name)
+            .collect();
+        let written = names.len();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(written, names.len(), "a name twice in {group:?}");
+    }
 }
 
 /// Token soup from the attribute grammar's alphabet, including broken nesting.
@@ -202,17 +283,12 @@ proptest! {
         let Ok(tokens) = text.parse::<TokenStream>() else { return Ok(()) };
         let mut errors = Errors::default();
         if let Ok(args) = args::parse(tokens.clone()) {
-            parse(&args, Target::Field, &mut errors);
-            parse(&args, Target::Type, &mut errors);
+            parse(&args, Place::Field, &mut errors);
+            parse(&args, Place::Type, &mut errors);
+            parse_root(&args, &mut errors);
         }
         let spec = quote!(pub struct S { #[kubebuilder(#tokens)] pub a: Option<i32> });
         crate::item::expand(tokens.clone(), spec.clone());
         crate::resource::expand(tokens, spec);
     }
-}
-
-#[test]
-fn items_accepts_the_validation_markers_before_embedded_resource() {
-    assert_eq!(VALIDATION[ITEMS_LEN], "embedded_resource");
-    assert_eq!(ITEMS.last(), Some(&"x_validation"));
 }

@@ -5,9 +5,11 @@
 //! CRDs, `kubebuilder::crd::all` ours, and both are compared structurally: the same CRDs,
 //! with the same keys and values (key order and schema description text aside). Every
 //! difference must be excused by a row of `DIFFERENCES.md`, and every row must excuse one.
-//! Our CRDs are then applied to a real kube-apiserver.
+//! Our CRDs are then applied to a real kube-apiserver, and the twins of the constructs
+//! beyond one marker each are exercised there (`constructs.rs`).
 
 mod compare;
+mod constructs;
 mod controller_gen;
 mod fixtures;
 
@@ -150,6 +152,27 @@ fn crds_match_controller_gen_but_for_the_listed_differences() {
         verdict.unexcused.len(),
         verdict.unused.len()
     );
+}
+
+/// A kind in a `#[kubebuilder::skip]` module is generated but registers no CRD, as
+/// controller-gen writes none for a `+kubebuilder:skip` package.
+#[test]
+fn skipped_kinds_are_types_without_a_registered_crd() {
+    let hidden = fixtures::skipped::v1::Hidden::new(
+        "h",
+        fixtures::skipped::v1::HiddenSpec { size: "s".into() },
+    );
+    assert_eq!(hidden.spec.size, "s");
+    let name = "hiddens.skipped.conformance.kubebuilder.io";
+    assert_eq!(
+        fixtures::skipped::v1::Hidden::crd()
+            .metadata
+            .name
+            .as_deref(),
+        Some(name)
+    );
+    assert!(!our_crds().iter().any(|crd| name_of(crd) == name));
+    assert!(!CONTROLLER_GEN_CRDS.contains_key(name));
 }
 
 /// `maxDescLen` cuts descriptions as controller-gen does, checked on the fixture whose

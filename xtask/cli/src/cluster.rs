@@ -1,366 +1,243 @@
-//! `cargo xtask install|uninstall|deploy|undeploy`: the Makefile targets of the same names,
-//! applied to the cluster of the current kubeconfig with server-side apply through
-//! kube-rs. No kubectl or kustomize binary is needed (the kustomizations are rendered by
-//! `kustomize.rs`), and server-side apply has no last-applied annotation, whose 256 KiB
-//! limit large CRDs exceed with client-side apply.
-//!
-//! Objects go in kustomize's order (namespaces, CRDs, RBAC, ..., webhook configurations
-//! last); CRDs are applied first and waited for until Established, so that objects of
-//! their kinds can follow. Every object gets one line: `created`, `configured` or
-//! `unchanged` (its resourceVersion before and after the apply are equal: the apiserver
-//! wrote nothing). Deletion goes in the reverse order and waits for each object to go.
+//! `cargo xtask cluster up|down|status|load`: the local node (kind's role), from
+//! `kubebuilder_envtest::node`. `up` writes the node's context into the user's kubeconfig
+//! (`KUBECONFIG`'s first file, else `~/.kube/config`) and makes it current, so that `run`,
+//! `install` and `deploy` use the node; `down` removes that context again.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::fs;
+use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, anyhow, bail};
-use k8s_openapi::api::core::v1::Namespace;
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-use kube::api::{DeleteParams, DynamicObject, Patch, PatchParams};
-use kube::core::GroupVersionKind;
-use kube::discovery::{ApiCapabilities, ApiResource, Scope};
-use kube::{Api, Client};
-use serde_json::Value;
+use anyhow::{Context, Result, bail};
+use clap::Subcommand;
+use kube::config::Kubeconfig;
+use kubebuilder_envtest::node::{self, CONTEXT_NAME, Started, Status};
 
-use crate::kustomize::{self, Overrides};
+use crate::certmanager;
+use crate::image;
 
-/// The field manager of everything `cargo xtask` applies.
-const FIELD_MANAGER: &str = "cargo-xtask";
-
-/// How long CRDs may take to become Established, and objects to go when deleted.
-const TIMEOUT: Duration = Duration::from_secs(60);
-
-#[derive(clap::Args)]
-pub struct DeployArgs {
-    /// The manager image (replaces the `controller` image of config/manager).
-    #[arg(long)]
-    pub image: Option<String>,
-    /// The kustomization to deploy, relative to the workspace root.
-    #[arg(long, default_value = "config/default")]
-    pub dir: PathBuf,
+#[derive(Subcommand)]
+pub enum Command {
+    /// Start the local node (or reuse the running one) and make it the kubeconfig's current context.
+    Up {
+        /// Also install cert-manager (built from its Go module), which `deploy` of config/default needs.
+        #[arg(long)]
+        cert_manager: bool,
+    },
+    /// Stop the node and remove everything it made; remove its kubeconfig context.
+    Down,
+    /// Show whether the node runs, its components and health.
+    Status,
+    /// Import an image into the node: a name `docker-build` built, or an OCI archive file
+    /// (`podman save --format oci-archive`).
+    Load {
+        /// An image name (`controller:latest`) or the path of an OCI archive.
+        image: String,
+    },
 }
 
-#[derive(clap::Args)]
-pub struct UndeployArgs {
-    /// The kustomization to remove, relative to the workspace root.
-    #[arg(long, default_value = "config/default")]
-    pub dir: PathBuf,
-}
-
-/// The kustomization holding the CRDs.
-const CRD_DIR: &str = "config/crd";
-
-pub fn install() -> Result<()> {
-    let objects = kustomize::build(
-        &kustomize::in_workspace(CRD_DIR.as_ref()),
-        &Overrides::default(),
-    )?;
-    run(apply_all(objects))
-}
-
-pub fn uninstall() -> Result<()> {
-    let objects = kustomize::build(
-        &kustomize::in_workspace(CRD_DIR.as_ref()),
-        &Overrides::default(),
-    )?;
-    run(delete_all(objects))
-}
-
-pub fn deploy(args: DeployArgs) -> Result<()> {
-    let overrides = Overrides::manager_image(args.image.as_deref());
-    let objects = kustomize::build(&kustomize::in_workspace(&args.dir), &overrides)?;
-    run(apply_all(objects))
-}
-
-pub fn undeploy(args: UndeployArgs) -> Result<()> {
-    let objects = kustomize::build(&kustomize::in_workspace(&args.dir), &Overrides::default())?;
-    run(delete_all(objects))
-}
-
-fn run(work: impl Future<Output = Result<()>>) -> Result<()> {
-    tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()?
-        .block_on(work)
-}
-
-/// A client for the current kubeconfig, checked to reach its apiserver.
-async fn connect() -> Result<Client> {
-    let config = kube::Config::infer()
-        .await
-        .context("no cluster configured: set KUBECONFIG or write ~/.kube/config")?;
-    let url = config.cluster_url.clone();
-    let client = Client::try_from(config)?;
-    client
-        .apiserver_version()
-        .await
-        .map_err(|error| anyhow!("cannot reach the cluster at {url}: {error}"))?;
-    Ok(client)
-}
-
-/// `kind.group/name`, as kubectl names objects in its output.
-fn display(object: &Value) -> String {
-    let kind = object["kind"].as_str().unwrap_or_default().to_lowercase();
-    let api_version = object["apiVersion"].as_str().unwrap_or_default();
-    let name = object["metadata"]["name"].as_str().unwrap_or_default();
-    match api_version.rsplit_once('/') {
-        Some((group, _)) => format!("{kind}.{group}/{name}"),
-        None => format!("{kind}/{name}"),
+pub fn run(command: Command) -> Result<()> {
+    match command {
+        Command::Up { cert_manager } => up(cert_manager),
+        Command::Down => down(),
+        Command::Status => status(),
+        Command::Load { image } => load(&image),
     }
 }
 
-fn gvk(object: &Value) -> GroupVersionKind {
-    let api_version = object["apiVersion"].as_str().unwrap_or_default();
-    let (group, version) = api_version.rsplit_once('/').unwrap_or(("", api_version));
-    GroupVersionKind::gvk(group, version, object["kind"].as_str().unwrap_or_default())
-}
-
-fn is_crd(object: &Value) -> bool {
-    object["kind"] == "CustomResourceDefinition"
-}
-
-/// The API of each kind, discovered once.
-struct Apis {
-    client: Client,
-    known: HashMap<GroupVersionKind, (ApiResource, ApiCapabilities)>,
-    /// Groups of the CRDs applied in this run: their kinds may take a moment to be served.
-    new_groups: Vec<String>,
-}
-
-impl Apis {
-    async fn for_object(&mut self, object: &Value) -> Result<Api<DynamicObject>> {
-        let gvk = gvk(object);
-        if !self.known.contains_key(&gvk) {
-            let resolved = self.discover(&gvk).await?;
-            self.known.insert(gvk.clone(), resolved);
-        }
-        let (resource, capabilities) = &self.known[&gvk];
-        Ok(match capabilities.scope {
-            Scope::Cluster => Api::all_with(self.client.clone(), resource),
-            Scope::Namespaced => {
-                let namespace = object["metadata"]["namespace"]
-                    .as_str()
-                    .unwrap_or(self.client.default_namespace());
-                Api::namespaced_with(self.client.clone(), namespace, resource)
-            }
-        })
+fn up(with_cert_manager: bool) -> Result<()> {
+    let (node, started) = node::up(&crate::workspace_root())?;
+    match started {
+        Started::New => eprintln!("xtask: the local node is up"),
+        Started::Reused => eprintln!("xtask: the local node was running; reusing it"),
     }
-
-    async fn discover(&self, gvk: &GroupVersionKind) -> Result<(ApiResource, ApiCapabilities)> {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            match kube::discovery::pinned_kind(&self.client, gvk).await {
-                Ok(resolved) => return Ok(resolved),
-                Err(_) if self.new_groups.contains(&gvk.group) && Instant::now() < deadline => {
-                    tokio::time::sleep(Duration::from_millis(200)).await;
-                }
-                Err(error) => {
-                    return Err(anyhow!(
-                        "the cluster does not serve {}/{} {} (are its CRDs installed?): {error}",
-                        gvk.group,
-                        gvk.version,
-                        gvk.kind
-                    ));
-                }
-            }
-        }
-    }
-}
-
-/// Server-side applies every object, CRDs first (waited for until Established). Refused
-/// objects are reported and the rest still applied; any refusal fails the command.
-async fn apply_all(objects: Vec<Value>) -> Result<()> {
-    let client = connect().await?;
-    let (crds, others): (Vec<Value>, Vec<Value>) = objects.into_iter().partition(is_crd);
-    let mut apis = Apis {
-        client: client.clone(),
-        known: HashMap::new(),
-        new_groups: crds
-            .iter()
-            .filter_map(|crd| crd["spec"]["group"].as_str().map(str::to_owned))
-            .collect(),
-    };
-    let mut failures = Vec::new();
-    let mut applied_crds = Vec::new();
-    for crd in &crds {
-        match apply(&mut apis, crd).await {
-            Ok(()) => applied_crds.push(crd),
-            Err(error) => failures.push(format!("{}: {error:#}", display(crd))),
-        }
-    }
-    let crd_api: Api<CustomResourceDefinition> = Api::all(client.clone());
-    for crd in applied_crds {
-        let name = crd["metadata"]["name"].as_str().unwrap_or_default();
-        kubebuilder_envtest::wait_established(&crd_api, name, TIMEOUT)
-            .await
-            .with_context(|| format!("waiting for {} to be Established", display(crd)))?;
-    }
-    for object in &others {
-        if let Err(error) = apply(&mut apis, object).await {
-            failures.push(format!("{}: {error:#}", display(object)));
-        }
-    }
-    if !failures.is_empty() {
-        bail!(
-            "{} object(s) not applied:\n{}",
-            failures.len(),
-            failures.join("\n")
+    let path = user_kubeconfig_path()?;
+    add_context(&path, &node.kubeconfig_path())?;
+    eprintln!(
+        "xtask: kubeconfig {} now uses context {CONTEXT_NAME} (the node's admin: {})",
+        path.display(),
+        node.kubeconfig_path().display()
+    );
+    if with_cert_manager {
+        certmanager::install(&node)?;
+    } else {
+        eprintln!(
+            "xtask: `deploy` of config/default needs cert-manager: `cargo xtask cluster up --cert-manager` installs it"
         );
     }
     Ok(())
 }
 
-/// What an apply did to an object.
-#[derive(Debug, PartialEq, Eq)]
-enum Outcome {
-    Created,
-    Configured,
-    Unchanged,
+fn down() -> Result<()> {
+    let path = user_kubeconfig_path()?;
+    node::down()?;
+    remove_context(&path)
 }
 
-impl std::fmt::Display for Outcome {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            Outcome::Created => "created",
-            Outcome::Configured => "configured",
-            Outcome::Unchanged => "unchanged",
-        })
-    }
-}
-
-impl Outcome {
-    fn of(before: Option<String>, after: Option<String>) -> Outcome {
-        match before {
-            None => Outcome::Created,
-            Some(before) if Some(&before) == after.as_ref() => Outcome::Unchanged,
-            Some(_) => Outcome::Configured,
+fn status() -> Result<()> {
+    match node::status()? {
+        Status::NotRunning => println!("no local node is running"),
+        Status::Running {
+            owner,
+            components,
+            health,
+        } => {
+            println!("local node of {}", owner.display());
+            for (name, running) in components {
+                println!(
+                    "  {name:<24} {}",
+                    if running { "running" } else { "NOT RUNNING" }
+                );
+            }
+            match health {
+                Ok(()) => println!("  healthy: the apiserver answers and the node is Ready"),
+                Err(problem) => {
+                    println!("  NOT HEALTHY: {problem} (`cargo xtask cluster down` cleans up)")
+                }
+            }
         }
-    }
-}
-
-async fn apply(apis: &mut Apis, object: &Value) -> Result<()> {
-    let api = apis.for_object(object).await?;
-    let name = object["metadata"]["name"].as_str().unwrap_or_default();
-    let before = api
-        .get_opt(name)
-        .await
-        .map_err(refusal)?
-        .and_then(|existing| existing.metadata.resource_version);
-    let params = PatchParams::apply(FIELD_MANAGER).force();
-    let applied = api
-        .patch(name, &params, &Patch::Apply(object))
-        .await
-        .map_err(refusal)?;
-    let outcome = Outcome::of(before, applied.metadata.resource_version);
-    println!("{} {outcome}", display(object));
-    Ok(())
-}
-
-/// The apiserver's own words when it refuses a request.
-fn refusal(error: kube::Error) -> anyhow::Error {
-    match error {
-        kube::Error::Api(status) => anyhow!(
-            "refused ({} {}): {}",
-            status.code,
-            status.reason,
-            status.message
-        ),
-        other => anyhow!(other),
-    }
-}
-
-/// Deletes every object, in the reverse of the apply order, each waited for until gone.
-/// Objects already gone are reported as such; kinds the cluster no longer serves (their
-/// CRD was deleted) have no objects left.
-async fn delete_all(objects: Vec<Value>) -> Result<()> {
-    let client = connect().await?;
-    let mut apis = Apis {
-        client,
-        known: HashMap::new(),
-        new_groups: Vec::new(),
-    };
-    let mut failures = Vec::new();
-    for object in objects.iter().rev() {
-        if let Err(error) = delete(&mut apis, object).await {
-            failures.push(format!("{}: {error:#}", display(object)));
-        }
-    }
-    if !failures.is_empty() {
-        bail!(
-            "{} object(s) not deleted:\n{}",
-            failures.len(),
-            failures.join("\n")
-        );
     }
     Ok(())
 }
 
-async fn delete(apis: &mut Apis, object: &Value) -> Result<()> {
-    let Ok(api) = apis.for_object(object).await else {
-        println!("{} not found (its kind is not served)", display(object));
-        return Ok(());
+/// `cluster load`: imports an image `docker-build` made (by name) or an OCI archive file.
+pub(crate) fn load(reference: &str) -> Result<()> {
+    let archive = if Path::new(reference).is_file() {
+        PathBuf::from(reference)
+    } else {
+        let archive = image::archive_path(reference)?;
+        if !archive.is_file() {
+            bail!(
+                "no image {reference}: it is neither an OCI archive file nor an image `cargo xtask \
+                 docker-build` made (expected {}); build it with `cargo xtask docker-build --image {reference}`",
+                archive.display()
+            );
+        }
+        archive
     };
-    let name = object["metadata"]["name"].as_str().unwrap_or_default();
-    match api.delete(name, &DeleteParams::background()).await {
-        Err(kube::Error::Api(status)) if status.is_not_found() => {
-            println!("{} not found", display(object));
-            return Ok(());
-        }
-        Err(error) => return Err(refusal(error)),
-        Ok(_) => {}
+    let node = node::running()?;
+    for loaded in node.load(&archive)? {
+        println!("loaded {} ({})", loaded.name, loaded.digest);
     }
-    if object["kind"] == "Namespace" {
-        // Emptying a namespace and removing it is the namespace controller's job (in
-        // kube-controller-manager); once Terminating, it is on its way out.
-        let namespaces: Api<Namespace> = Api::all(apis.client.clone());
-        let phase = namespaces
-            .get_opt(name)
-            .await
-            .map_err(refusal)?
-            .and_then(|namespace| namespace.status.and_then(|status| status.phase));
-        match phase.as_deref() {
-            Some(phase) => println!("{} deleted ({phase})", display(object)),
-            None => println!("{} deleted", display(object)),
-        }
+    Ok(())
+}
+
+/// The kubeconfig `up` writes to: the first file of `KUBECONFIG`, else `~/.kube/config`.
+fn user_kubeconfig_path() -> Result<PathBuf> {
+    if let Some(first) = std::env::var_os("KUBECONFIG")
+        .and_then(|paths| std::env::split_paths(&paths).find(|p| !p.as_os_str().is_empty()))
+    {
+        return Ok(first);
+    }
+    let home = std::env::var_os("HOME").context("HOME is not set")?;
+    Ok(PathBuf::from(home).join(".kube/config"))
+}
+
+/// Adds (or replaces) the node's cluster, user and context in the kubeconfig at `path`,
+/// and makes the context current.
+fn add_context(path: &Path, node_kubeconfig: &Path) -> Result<()> {
+    let node = Kubeconfig::read_from(node_kubeconfig)?;
+    let mut config = read_or_empty(path)?;
+    without_node(&mut config);
+    config.clusters.extend(node.clusters);
+    config.auth_infos.extend(node.auth_infos);
+    config.contexts.extend(node.contexts);
+    config.current_context = Some(CONTEXT_NAME.to_owned());
+    write(path, &config)
+}
+
+/// Removes the node's entries from the kubeconfig at `path` (and the file, when nothing
+/// else is left in it).
+fn remove_context(path: &Path) -> Result<()> {
+    if !path.exists() {
         return Ok(());
     }
-    let deadline = Instant::now() + TIMEOUT;
-    while api.get_opt(name).await.map_err(refusal)?.is_some() {
-        if Instant::now() > deadline {
-            bail!("still present {TIMEOUT:?} after its deletion (finalizers?)");
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut config = read_or_empty(path)?;
+    let had_node = config.contexts.iter().any(|c| c.name == CONTEXT_NAME);
+    without_node(&mut config);
+    if config.clusters.is_empty() && config.contexts.is_empty() && config.auth_infos.is_empty() {
+        fs::remove_file(path).with_context(|| format!("removing {}", path.display()))?;
+    } else if had_node {
+        write(path, &config)?;
     }
-    println!("{} deleted", display(object));
     Ok(())
+}
+
+fn without_node(config: &mut Kubeconfig) {
+    config.clusters.retain(|c| c.name != CONTEXT_NAME);
+    config.auth_infos.retain(|a| a.name != CONTEXT_NAME);
+    config.contexts.retain(|c| c.name != CONTEXT_NAME);
+    if config.current_context.as_deref() == Some(CONTEXT_NAME) {
+        config.current_context = None;
+    }
+}
+
+fn read_or_empty(path: &Path) -> Result<Kubeconfig> {
+    if !path.exists() {
+        return Ok(Kubeconfig {
+            api_version: Some("v1".into()),
+            kind: Some("Config".into()),
+            ..Kubeconfig::default()
+        });
+    }
+    Kubeconfig::read_from(path).with_context(|| format!("reading {}", path.display()))
+}
+
+fn write(path: &Path, config: &Kubeconfig) -> Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    if let Some(dir) = path.parent() {
+        fs::create_dir_all(dir)?;
+    }
+    let text = serde_saphyr::to_string(config).context("writing the kubeconfig as YAML")?;
+    let staging = path.with_extension("partial");
+    let mut file = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&staging)
+        .with_context(|| format!("writing {}", staging.display()))?;
+    file.write_all(text.as_bytes())?;
+    fs::rename(&staging, path).with_context(|| format!("writing {}", path.display()))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    const NODE: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: kubebuilder-rs-node\n  cluster:\n    server: https://127.0.0.1:6443\nusers:\n- name: kubebuilder-rs-node\n  user:\n    token: t\ncontexts:\n- name: kubebuilder-rs-node\n  context:\n    cluster: kubebuilder-rs-node\n    user: kubebuilder-rs-node\ncurrent-context: kubebuilder-rs-node\n";
+    const OTHER: &str = "apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n  cluster:\n    server: https://prod.example:6443\nusers:\n- name: me\n  user:\n    token: x\ncontexts:\n- name: prod\n  context:\n    cluster: prod\n    user: me\ncurrent-context: prod\n";
 
     #[test]
-    fn outcomes_compare_resource_versions() {
-        assert_eq!(Outcome::of(None, Some("1".into())), Outcome::Created);
-        assert_eq!(
-            Outcome::of(Some("1".into()), Some("1".into())),
-            Outcome::Unchanged
-        );
-        assert_eq!(
-            Outcome::of(Some("1".into()), Some("2".into())),
-            Outcome::Configured
-        );
+    fn the_node_context_is_added_and_removed_keeping_the_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = dir.path().join("node.kubeconfig");
+        fs::write(&node, NODE).unwrap();
+        let user = dir.path().join("config");
+        fs::write(&user, OTHER).unwrap();
+
+        add_context(&user, &node).unwrap();
+        add_context(&user, &node).unwrap();
+        let merged = Kubeconfig::read_from(&user).unwrap();
+        assert_eq!(merged.current_context.as_deref(), Some(CONTEXT_NAME));
+        let names: Vec<&str> = merged.contexts.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["prod", CONTEXT_NAME]);
+
+        remove_context(&user).unwrap();
+        let restored = Kubeconfig::read_from(&user).unwrap();
+        assert_eq!(restored.contexts.len(), 1);
+        assert_eq!(restored.current_context, None);
+        assert_eq!(restored.clusters[0].name, "prod");
     }
 
     #[test]
-    fn objects_are_named_as_kubectl_names_them() {
-        let deployment =
-            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}});
-        assert_eq!(display(&deployment), "deployment.apps/d");
-        let account =
-            json!({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sa"}});
-        assert_eq!(display(&account), "serviceaccount/sa");
+    fn a_kubeconfig_made_for_the_node_alone_goes_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let node = dir.path().join("node.kubeconfig");
+        fs::write(&node, NODE).unwrap();
+        let user = dir.path().join("kube/config");
+        add_context(&user, &node).unwrap();
+        assert!(user.exists());
+        remove_context(&user).unwrap();
+        assert!(!user.exists());
     }
 }

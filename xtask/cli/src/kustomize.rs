@@ -947,6 +947,9 @@ fn fix_name_references(resources: &mut [Resource], references: &[NameReference])
             .namespaces()
             .map(|n| n.map(str::to_owned))
             .collect();
+        // As kustomize: a cluster-scoped referrer (a CRD's conversion Service, say) may
+        // refer to an object in any namespace.
+        let any_namespace = is_cluster_scoped(&resource.value);
         for reference in references {
             if !reference.referrer_kinds.is_empty()
                 && !reference.referrer_kinds.contains(&referrer_kind)
@@ -989,6 +992,7 @@ fn fix_name_references(resources: &mut [Resource], references: &[NameReference])
                             && reference.group.as_ref().is_none_or(|g| *g == c.group)
                             && c.names.iter().any(|n| n == current)
                             && (c.cluster_scoped
+                                || (any_namespace && reference.namespace_field.is_none())
                                 || c.namespaces
                                     .iter()
                                     .any(|n| referenced_namespace.contains(n)))

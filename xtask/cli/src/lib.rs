@@ -7,11 +7,16 @@
 //! (CRD versions, RBAC rules, webhooks) that `manifests` renders, and every command works
 //! on the workspace it runs in, found at run time ([`workspace_root`]).
 
+pub mod certmanager;
 pub mod cluster;
+pub mod deploy;
+pub mod e2e;
 pub mod envtest;
+pub mod image;
 pub mod installer;
 pub mod kustomize;
 pub mod manifests;
+mod rollout;
 pub mod run;
 pub mod scaffold;
 pub mod test;
@@ -41,8 +46,17 @@ pub enum Command {
         #[command(subcommand)]
         command: envtest::Command,
     },
+    /// The local node (kind's role): a real kubelet, containerd and control plane on this machine.
+    Cluster {
+        #[command(subcommand)]
+        command: cluster::Command,
+    },
     /// Every test of the workspace against a real control plane.
     Test(test::Args),
+    /// The end-to-end tests: the manager image deployed on the local node (kubebuilder's `make test-e2e`).
+    TestE2e(e2e::Args),
+    /// Build the manager's OCI image without a daemon (kubebuilder's `make docker-build`).
+    DockerBuild(image::Args),
     /// Write the CRDs, RBAC roles and webhook configurations into config/ (`--check`: only verify).
     Manifests(manifests::Args),
     /// Apply the CRDs (config/crd) to the cluster of the current kubeconfig.
@@ -50,9 +64,9 @@ pub enum Command {
     /// Delete the CRDs (config/crd) from the cluster.
     Uninstall,
     /// Apply everything config/default holds (CRDs, RBAC, manager, webhooks, certificates).
-    Deploy(cluster::DeployArgs),
+    Deploy(deploy::DeployArgs),
     /// Delete everything config/default holds from the cluster.
-    Undeploy(cluster::UndeployArgs),
+    Undeploy(deploy::UndeployArgs),
     /// Render config/default into dist/install.yaml.
     BuildInstaller(installer::Args),
     /// Run the manager locally against the current kubeconfig's cluster, or a local
@@ -71,12 +85,15 @@ pub enum Command {
 pub fn run(command: Command) -> Result<()> {
     match command {
         Command::Envtest { command } => envtest::run(command),
+        Command::Cluster { command } => cluster::run(command),
         Command::Test(args) => test::run(args),
+        Command::TestE2e(args) => e2e::run(args),
+        Command::DockerBuild(args) => image::run(args),
         Command::Manifests(args) => manifests::run(args),
-        Command::Install => cluster::install(),
-        Command::Uninstall => cluster::uninstall(),
-        Command::Deploy(args) => cluster::deploy(args),
-        Command::Undeploy(args) => cluster::undeploy(args),
+        Command::Install => deploy::install(),
+        Command::Uninstall => deploy::uninstall(),
+        Command::Deploy(args) => deploy::deploy(args),
+        Command::Undeploy(args) => deploy::undeploy(args),
         Command::BuildInstaller(args) => installer::run(args),
         Command::Run(args) => run::run(args),
         Command::Init(args) => scaffold::init::run(&args),

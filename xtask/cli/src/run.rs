@@ -24,10 +24,13 @@ use kube::config::Kubeconfig;
 use kubebuilder_envtest::{ControlPlane, assets};
 use kubebuilder_runtime::client::HttpClient;
 
-use crate::cluster::{self, DeployArgs};
+use crate::deploy::{self, DeployArgs};
 
 /// How long the manager may take to become ready (caches synced).
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long the apiserver may take to call a CRD's new conversion webhook.
+const CONVERSION_PICKUP: Duration = Duration::from_secs(30);
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -59,7 +62,7 @@ pub fn run(args: Args) -> Result<()> {
     };
 
     println!("xtask: installing the CRDs (config/crd)");
-    cluster::install()?;
+    deploy::install()?;
 
     let mut flags = ManagerFlags::new(args.manager_args);
     let probe_addr = flags.local_address("--health-probe-bind-address")?;
@@ -84,10 +87,7 @@ pub fn run(args: Args) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new()?;
     runtime.block_on(wait_ready(probe_addr, &mut manager))?;
     println!("xtask: the manager is ready; applying the samples (config/samples)");
-    cluster::deploy(DeployArgs {
-        image: None,
-        dir: "config/samples".into(),
-    })?;
+    apply_samples()?;
     println!(
         "xtask: the samples are applied; the manager logs what it does with them. Ctrl-C stops everything."
     );
@@ -106,6 +106,33 @@ pub fn run(args: Args) -> Result<()> {
 fn cluster_configured(kubeconfig: Option<&Kubeconfig>) -> bool {
     let set = |name| std::env::var_os(name).is_some_and(|value| !value.is_empty());
     set("KUBECONFIG") || set("KUBERNETES_SERVICE_HOST") || kubeconfig.is_some()
+}
+
+/// Applies `config/samples`. The apiserver takes a moment to call a CRD's new conversion
+/// webhook (the manager points it at loopback as it starts), and until then refuses writes
+/// of that kind: those refusals are retried for a bounded time.
+fn apply_samples() -> Result<()> {
+    let deadline = Instant::now() + CONVERSION_PICKUP;
+    loop {
+        let applied = deploy::deploy(DeployArgs {
+            image: None,
+            dir: "config/samples".into(),
+            no_wait: true,
+            timeout: 0,
+        });
+        match applied {
+            Err(err)
+                if format!("{err:#}").contains("conversion webhook")
+                    && Instant::now() < deadline =>
+            {
+                println!(
+                    "xtask: the apiserver does not call the conversion webhook yet; applying again"
+                );
+                std::thread::sleep(Duration::from_secs(1));
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Whether the kubeconfig's current apiserver runs on this machine (a loopback URL, as
@@ -166,7 +193,7 @@ pub fn build_manager(root: &Path, release: bool) -> Result<PathBuf> {
 }
 
 /// The executable of target `name` in cargo's JSON messages.
-fn built_executable(messages: &str, name: &str) -> Option<PathBuf> {
+pub(crate) fn built_executable(messages: &str, name: &str) -> Option<PathBuf> {
     messages
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())

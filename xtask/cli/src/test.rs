@@ -20,6 +20,7 @@ pub fn run(args: Args) -> Result<()> {
     let assets = assets::install()?;
     let controller_gen = tools::CONTROLLER_GEN.install()?;
     let kustomize = tools::KUSTOMIZE.install()?;
+    let promtool = tools::PROMTOOL.install()?;
 
     // SAFETY: no other thread runs yet; `ControlPlane::start` reads the variable.
     unsafe { std::env::set_var(assets::ASSETS_ENV, &assets) };
@@ -38,6 +39,8 @@ pub fn run(args: Args) -> Result<()> {
             "clippy",
             "--workspace",
             "--all-targets",
+            // The e2e tests build only with their feature; they are linted all the same.
+            "--all-features",
             "--",
             "-D",
             "warnings",
@@ -58,7 +61,8 @@ pub fn run(args: Args) -> Result<()> {
             .args(cargo_args)
             .env(assets::ASSETS_ENV, &assets)
             .env(tools::CONTROLLER_GEN.env, &controller_gen)
-            .env(tools::KUSTOMIZE.env, &kustomize);
+            .env(tools::KUSTOMIZE.env, &kustomize)
+            .env(tools::PROMTOOL.env, &promtool);
         test
     };
     step("cargo test --workspace", &mut cargo_test(&args.cargo_args))?;
@@ -97,7 +101,7 @@ fn report_startup_time() -> Result<()> {
     Ok(())
 }
 
-fn step(name: &str, command: &mut Command) -> Result<()> {
+pub(crate) fn step(name: &str, command: &mut Command) -> Result<()> {
     eprintln!("xtask: {name}");
     let status = command
         .status()

@@ -1,5 +1,6 @@
-//! Go tools used as real peers in the differential tests (controller-gen, kustomize),
-//! installed with `go install` from the Go module proxy into a versioned cache.
+//! Go tools used as real peers in the tests (controller-gen, kustomize, and Prometheus'
+//! promtool, which checks the metrics exposition), installed with `go install` from the Go
+//! module proxy into a versioned cache.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -28,6 +29,16 @@ pub const KUSTOMIZE: Tool = Tool {
     env: "KUSTOMIZE",
     package: "sigs.k8s.io/kustomize/kustomize/v5",
     version: "v5.8.1",
+};
+
+/// Prometheus v3.16's promtool (the Go module's versions are `v0.3xx`): `promtool check
+/// metrics` parses a scrape with Prometheus' own parser and lints it. A cold build takes
+/// long (the module pulls in every service discovery); the cache keeps it.
+pub const PROMTOOL: Tool = Tool {
+    binary: "promtool",
+    env: "PROMTOOL",
+    package: "github.com/prometheus/prometheus/cmd/promtool",
+    version: "v0.316.0",
 };
 
 impl Tool {

@@ -78,7 +78,7 @@ fn bad_input_is_refused_naming_the_problem_and_leaves_the_tree_byte_for_byte_unc
             "api/src/v1/cronjob_types.rs already exists; pass --force to overwrite it",
         ),
         (
-            "create api --group fleet --version v2 --kind Cronjob",
+            "create api --group fleet --version v3 --kind Cronjob",
             "controller/src/cronjob/reconciler.rs already exists; pass --force to overwrite it",
         ),
         (
@@ -104,7 +104,23 @@ fn bad_input_is_refused_naming_the_problem_and_leaves_the_tree_byte_for_byte_unc
         ),
         (
             "create webhook --group batch --version v1 --kind CronJob",
-            "nothing to scaffold: pass --defaulting, --programmatic-validation or both",
+            "nothing to scaffold: pass --defaulting, --programmatic-validation, --conversion or several",
+        ),
+        (
+            "create webhook --group batch --version v1 --kind CronJob --conversion",
+            "--conversion needs the versions that convert: --spoke <version>",
+        ),
+        (
+            "create webhook --group batch --version v1 --kind CronJob --conversion --spoke v2",
+            "v2 of CronJob converts already (see PROJECT)",
+        ),
+        (
+            "create webhook --group batch --version v1 --kind CronJob --conversion --spoke v3",
+            "--spoke v3: CronJob has no other version v3 (it has v1, v2)",
+        ),
+        (
+            "create webhook --group batch --version v2 --kind CronJob --conversion --spoke v1",
+            "the hub of a conversion is the storage version: v1 for CronJob",
         ),
         (
             "create webhook --group batch --version v1 --kind cronjob --defaulting",
@@ -255,7 +271,7 @@ fn init_writes_a_workspace_on_this_repositorys_crates_and_pins() {
     assert!(
         project
             .read("config/crd/kustomization.yaml")
-            .ends_with("resources: []\n")
+            .contains("\nresources: []\n")
     );
 }
 
@@ -463,4 +479,111 @@ fn a_new_version_of_a_kind_keeps_its_plural() {
             ("v2", Some("armadae"), false)
         ]
     );
+}
+
+#[test]
+fn a_new_version_is_served_once_it_converts_through_the_storage_version() {
+    let project = NewProject::init();
+    let root = &project.root;
+    scaffold(root, "create api --group ship --version v1 --kind Frigate");
+    scaffold(
+        root,
+        "create webhook --group ship --version v1 --kind Frigate --defaulting",
+    );
+    let before = snapshot(root);
+    // No --controller: the kind has one already.
+    scaffold(root, "create api --group ship --version v2 --kind Frigate");
+    let written = changed(&before, &snapshot(root));
+    assert_eq!(
+        written,
+        [
+            "PROJECT",
+            "api/src/lib.rs",
+            "api/src/v1/frigate_types.rs",
+            "api/src/v2/frigate_types.rs",
+            "api/src/v2/mod.rs",
+            "config/samples/kustomization.yaml",
+            "config/samples/ship_v2_frigate.yaml",
+        ]
+        .map(PathBuf::from)
+    );
+    // The first version stays the storage version, marked now that there are two; the
+    // new one is not served until it converts.
+    let v1_types = project.read("api/src/v1/frigate_types.rs");
+    assert!(v1_types.contains("    version = \"v1\",\n    storageversion,\n"));
+    let v2_types = project.read("api/src/v2/frigate_types.rs");
+    assert!(v2_types.contains(
+        "    subresource(status),\n    // Not served until it converts to v1, the storage version: \
+         `cargo xtask create webhook\n    // --group ship --version v1 --kind Frigate --conversion \
+         --spoke v2`.\n    unservedversion,\n)]"
+    ));
+
+    let before = snapshot(root);
+    scaffold(
+        root,
+        "create webhook --group ship --version v1 --kind Frigate --conversion --spoke v2",
+    );
+    let written = changed(&before, &snapshot(root));
+    assert_eq!(
+        written,
+        [
+            "PROJECT",
+            "api/src/v2/frigate_conversion.rs",
+            "api/src/v2/frigate_types.rs",
+            "api/src/v2/mod.rs",
+            "config/default/kustomization.yaml",
+            "controller/src/main.rs",
+        ]
+        .map(PathBuf::from)
+    );
+    assert_eq!(with_placeholders(root, &written), Vec::<String>::new());
+    let v2_types = project.read("api/src/v2/frigate_types.rs");
+    assert!(v2_types.contains("    subresource(status),\n    hub = crate::v1::Frigate,\n)]"));
+    assert!(!v2_types.contains("unservedversion"));
+    let conversion = project.read("api/src/v2/frigate_conversion.rs");
+    assert!(conversion.contains("impl Spoke<v1::Frigate> for Frigate {"));
+    assert!(
+        project
+            .read("api/src/v2/mod.rs")
+            .contains("mod frigate_conversion;\n")
+    );
+    assert!(project.read("controller/src/main.rs").contains(
+        "    manager = manager.conversion::<api::v1::Frigate>();\n    // +kubebuilder:scaffold:webhooks\n"
+    ));
+    let default = project.read("config/default/kustomization.yaml");
+    for index in [0, 1] {
+        assert!(default.contains(&format!(
+            "  - {{select: {{kind: CustomResourceDefinition, name: frigates.ship.example.com}}, \
+             fieldPaths: [\"metadata.annotations.[cert-manager.io/inject-ca-from]\"], \
+             options: {{delimiter: /, index: {index}, create: true}}}}\n"
+        )));
+    }
+
+    // The second version's admission webhooks get a module of their own.
+    scaffold(
+        root,
+        "create webhook --group ship --version v2 --kind Frigate --programmatic-validation",
+    );
+    let webhook_v2 = project.read("controller/src/frigate/webhook_v2.rs");
+    assert!(webhook_v2.contains("use api::v2::{Frigate, FrigateSpec};"));
+    assert!(webhook_v2.contains("name = \"vfrigate-v2.kb.io\","));
+    assert!(
+        project
+            .read("controller/src/frigate/mod.rs")
+            .contains("pub mod webhook;\npub mod webhook_v2;\n")
+    );
+    assert!(
+        project
+            .read("controller/src/main.rs")
+            .contains("manager = manager.webhooks(controller::frigate::webhook_v2::webhooks());")
+    );
+
+    let recorded = Project::parse(&project.read("PROJECT")).unwrap();
+    let v1 = recorded.resource("ship", "v1", "Frigate").unwrap();
+    let webhooks = v1.webhooks.as_ref().unwrap();
+    assert!(webhooks.conversion && webhooks.defaulting);
+    assert_eq!(webhooks.spoke, ["v2"]);
+    let v2 = recorded.resource("ship", "v2", "Frigate").unwrap();
+    assert!(!v2.controller);
+    assert!(v2.webhooks.as_ref().unwrap().validation);
 }

@@ -77,7 +77,11 @@ async fn start_manager(binary: &Path, kubeconfig: &Path, namespace: &str, webhoo
 }
 
 fn frigates(client: &kube::Client, namespace: &str) -> Api<DynamicObject> {
-    let gvk = GroupVersionKind::gvk(GROUP, "v1beta1", "Frigate");
+    frigates_in(client, namespace, "v1beta1")
+}
+
+fn frigates_in(client: &kube::Client, namespace: &str, version: &str) -> Api<DynamicObject> {
+    let gvk = GroupVersionKind::gvk(GROUP, version, "Frigate");
     Api::namespaced_with(
         client.clone(),
         namespace,
@@ -351,6 +355,120 @@ fn a_scaffolded_kind_is_reconciled_and_its_webhooks_are_called_by_the_apiserver(
             .await;
         assert!(is_invalid_foo(&update), "{update:?}");
 
+        assert!(stop_manager(&mut manager).await.unwrap().success());
+    });
+
+    scaffold_a_converting_version(copy, &runtime, plane, &client, &namespace);
+}
+
+/// A second version, `v1`, of the Frigate (`v1beta1` stays the storage version), then its
+/// conversion: the scaffolded `Spoke` impl passes its own test, and the apiserver calls it
+/// through the manager's `/convert` on loopback when a client reads either version.
+fn scaffold_a_converting_version(
+    copy: &Path,
+    runtime: &tokio::runtime::Runtime,
+    plane: &kubebuilder_envtest::ControlPlane,
+    client: &kube::Client,
+    namespace: &str,
+) {
+    let before = snapshot(copy);
+    let kind = ["--group", "ship", "--kind", "Frigate"];
+    cargo_ok(
+        copy,
+        &[&["xtask", "create", "api", "--version", "v1"][..], &kind].concat(),
+    );
+    let written = changed(&before, &snapshot(copy));
+    assert_eq!(
+        written,
+        // (`api/src/lib.rs` declares v1 already: the CronJob's.)
+        [
+            "PROJECT",
+            "api/src/v1/frigate_types.rs",
+            "api/src/v1/mod.rs",
+            "api/src/v1beta1/frigate_types.rs",
+            "config/crd/bases/ship.tutorial.kubebuilder.io_frigates.yaml",
+            "config/samples/kustomization.yaml",
+            "config/samples/ship_v1_frigate.yaml",
+        ]
+        .map(PathBuf::from)
+    );
+    let read = |path: &str| std::fs::read_to_string(copy.join(path)).unwrap();
+    assert!(read("api/src/v1beta1/frigate_types.rs").contains("    storageversion,\n"));
+    assert!(read("api/src/v1/frigate_types.rs").contains("    unservedversion,\n"));
+
+    let after_api = snapshot(copy);
+    cargo_ok(
+        copy,
+        &[
+            &["xtask", "create", "webhook", "--version", "v1beta1"][..],
+            &kind,
+            &["--conversion", "--spoke", "v1"],
+        ]
+        .concat(),
+    );
+    let written = changed(&after_api, &snapshot(copy));
+    assert_eq!(
+        written,
+        [
+            "PROJECT",
+            "api/src/v1/frigate_conversion.rs",
+            "api/src/v1/frigate_types.rs",
+            "api/src/v1/mod.rs",
+            "config/crd/bases/ship.tutorial.kubebuilder.io_frigates.yaml",
+            "config/default/kustomization.yaml",
+            "controller/src/main.rs",
+        ]
+        .map(PathBuf::from)
+    );
+    assert_eq!(with_placeholders(copy, &written), Vec::<String>::new());
+    let types = read("api/src/v1/frigate_types.rs");
+    assert!(
+        types.contains("    hub = crate::v1beta1::Frigate,\n")
+            && !types.contains("unservedversion")
+    );
+    let crd_yaml = read("config/crd/bases/ship.tutorial.kubebuilder.io_frigates.yaml");
+    assert!(crd_yaml.contains("      path: /convert\n"), "{crd_yaml}");
+    cargo_ok(copy, &["fmt", "--all", "--check"]);
+    cargo_ok(
+        copy,
+        &[
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    );
+    cargo_ok(copy, &["test", "--package", "api", "--lib"]);
+    let manager = build_manager(copy);
+
+    runtime.block_on(async {
+        let crd: CustomResourceDefinition = serde_saphyr::from_str(&crd_yaml).unwrap();
+        plane.install_crds(&[crd]).await.unwrap();
+        let mut manager = start_manager(&manager, plane.kubeconfig_path(), namespace, true).await;
+        let v1beta1 = frigates(client, namespace);
+        let v1 = frigates_in(client, namespace, "v1");
+        // Read as v1, the objects stored as v1beta1 come through the conversion webhook
+        // (retried while the apiserver picks up the CRD's new conversion).
+        let deadline = Instant::now() + TIMEOUT;
+        let converted = loop {
+            match v1.get("defaulted").await {
+                Ok(object) => break object,
+                Err(err) => assert!(
+                    Instant::now() < deadline,
+                    "v1 is not converted within {TIMEOUT:?}: {err}"
+                ),
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        assert_eq!(converted.types.unwrap().api_version, format!("{GROUP}/v1"));
+        assert_eq!(converted.data["spec"]["foo"], "default");
+        let mut written = frigate("written-as-v1", json!({"foo": "from v1"}));
+        written.types.as_mut().unwrap().api_version = format!("{GROUP}/v1");
+        v1.create(&PostParams::default(), &written).await.unwrap();
+        let read_back = v1beta1.get("written-as-v1").await.unwrap();
+        assert_eq!(read_back.data["spec"]["foo"], "from v1");
         assert!(stop_manager(&mut manager).await.unwrap().success());
     });
 }

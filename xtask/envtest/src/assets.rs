@@ -1,9 +1,12 @@
-//! Finding, or building, the `kube-apiserver` and `etcd` binaries.
+//! Finding, or building, the Kubernetes binaries: `kube-apiserver` and `etcd` for the
+//! control plane, and the kubelet, controller-manager, scheduler and kube-proxy for the
+//! local node.
 //!
 //! Nothing can be downloaded from release sites here, but the Go module proxy serves
 //! Kubernetes and etcd sources. The Go module next to this file (`go.mod`, `go.sum`) pins
-//! both; `install` builds them once into a cache directory keyed on those pins.
-//! `KUBEBUILDER_ASSETS`, the envtest convention, names a directory that already holds them.
+//! them; `install` builds a set once into a cache directory keyed on those pins.
+//! `KUBEBUILDER_ASSETS`, the envtest convention, names a directory that already holds the
+//! control plane's two.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -11,26 +14,73 @@ use std::process::Command;
 
 use anyhow::{Context, Result, bail, ensure};
 
+// The pins as macros, so that constant names can be built from them with `concat!`.
+macro_rules! kubernetes_version {
+    () => {
+        "v1.36.3"
+    };
+}
+macro_rules! etcd_version {
+    () => {
+        "v3.6.8"
+    };
+}
+
 /// The Kubernetes release the binaries are built from (kept equal to `go.mod`).
-pub const KUBERNETES_VERSION: &str = "v1.36.3";
+pub const KUBERNETES_VERSION: &str = kubernetes_version!();
 /// The etcd release kube-apiserver v1.36.3 pins (kept equal to `go.mod`).
-pub const ETCD_VERSION: &str = "v3.6.8";
+pub const ETCD_VERSION: &str = etcd_version!();
 
 /// The variable naming a directory holding `kube-apiserver` and `etcd`.
 pub const ASSETS_ENV: &str = "KUBEBUILDER_ASSETS";
 
-const BINARIES: [&str; 2] = ["kube-apiserver", "etcd"];
 const STAMP_FILE: &str = "VERSION";
 
-/// The directory holding both binaries, without building anything: `KUBEBUILDER_ASSETS`
-/// when set, else the cache when it holds a build of the pinned versions.
+/// Binaries built together from the pinned Go module and cached in one directory.
+pub struct BinarySet {
+    /// The cache subdirectory's name before the module graph's hash: the pins.
+    cache_name: &'static str,
+    /// The binary's name and the Go package of its `main`.
+    binaries: &'static [(&'static str, &'static str)],
+    /// What the set is for, in progress and error messages.
+    purpose: &'static str,
+}
+
+/// etcd and kube-apiserver: the control plane of envtest.
+pub const CONTROL_PLANE: BinarySet = BinarySet {
+    cache_name: concat!("k8s-", kubernetes_version!(), "-etcd-", etcd_version!()),
+    binaries: &[
+        ("kube-apiserver", "k8s.io/kubernetes/cmd/kube-apiserver"),
+        ("etcd", "go.etcd.io/etcd/server/v3"),
+    ],
+    purpose: "the control plane",
+};
+
+/// What the local node runs beside the control plane.
+pub const NODE: BinarySet = BinarySet {
+    cache_name: concat!("node-k8s-", kubernetes_version!()),
+    binaries: &[
+        ("kube-scheduler", "k8s.io/kubernetes/cmd/kube-scheduler"),
+        ("kube-proxy", "k8s.io/kubernetes/cmd/kube-proxy"),
+        (
+            "kube-controller-manager",
+            "k8s.io/kubernetes/cmd/kube-controller-manager",
+        ),
+        ("kubelet", "k8s.io/kubernetes/cmd/kubelet"),
+    ],
+    purpose: "the local node",
+};
+
+/// The directory holding the control plane's binaries, without building anything:
+/// `KUBEBUILDER_ASSETS` when set, else the cache when it holds a build of the pinned
+/// versions.
 pub fn find() -> Result<PathBuf> {
     if let Some(dir) = assets_from_env()? {
         return Ok(dir);
     }
-    let dir = cache_dir();
+    let dir = CONTROL_PLANE.cache_dir();
     ensure!(
-        is_current_build(&dir),
+        CONTROL_PLANE.is_current_build(&dir),
         "no control-plane binaries: run `cargo xtask envtest install` (builds kube-apiserver {KUBERNETES_VERSION} \
          and etcd {ETCD_VERSION} into {}) or set {ASSETS_ENV} to a directory holding them",
         dir.display()
@@ -45,13 +95,57 @@ pub fn install() -> Result<PathBuf> {
         eprintln!("envtest: using {ASSETS_ENV}={}", dir.display());
         return Ok(dir);
     }
-    let dir = cache_dir();
-    if is_current_build(&dir) {
-        eprintln!("envtest: cached binaries are current in {}", dir.display());
-        return Ok(dir);
+    CONTROL_PLANE.install()
+}
+
+impl BinarySet {
+    /// Where this set is cached: one subdirectory of the cache per pinned version and
+    /// module graph, so that checkouts at different commits (a CI clone, a worktree) each
+    /// keep their build instead of rebuilding over each other's.
+    pub fn cache_dir(&self) -> PathBuf {
+        cache_root().join("envtest").join(format!(
+            "{}-{:08x}",
+            self.cache_name,
+            go_sum_hash() >> 32
+        ))
     }
-    build_into(&dir)?;
-    Ok(dir)
+
+    /// The cached build of this set, made first when it is missing or stale.
+    pub fn install(&self) -> Result<PathBuf> {
+        let dir = self.cache_dir();
+        if self.is_current_build(&dir) {
+            eprintln!("envtest: cached binaries are current in {}", dir.display());
+            return Ok(dir);
+        }
+        self.build_into(&dir)?;
+        Ok(dir)
+    }
+
+    fn is_current_build(&self, dir: &Path) -> bool {
+        self.binaries.iter().all(|(b, _)| dir.join(b).is_file())
+            && fs::read_to_string(dir.join(STAMP_FILE)).is_ok_and(|stamp| stamp == expected_stamp())
+    }
+
+    fn build_into(&self, dir: &Path) -> Result<()> {
+        let go = which_go(self.purpose)?;
+        let parent = dir.parent().context("cache directory has no parent")?;
+        fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+        // Build next to the final place and rename, so an interrupted build never looks current.
+        let staging = parent.join(format!(".build-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&staging);
+        fs::create_dir_all(&staging)?;
+        for (name, package) in self.binaries {
+            if let Err(error) = go_build(&go, name, package, &staging) {
+                let _ = fs::remove_dir_all(&staging);
+                return Err(error);
+            }
+        }
+        fs::write(staging.join(STAMP_FILE), expected_stamp())?;
+        let _ = fs::remove_dir_all(dir);
+        fs::rename(&staging, dir)
+            .with_context(|| format!("moving the build to {}", dir.display()))?;
+        Ok(())
+    }
 }
 
 /// This project's cache: `$KUBEBUILDER_RS_CACHE`, else `kubebuilder-rs` in the user's cache
@@ -68,13 +162,6 @@ pub fn cache_root() -> PathBuf {
         .unwrap_or_else(|| std::env::temp_dir().join("kubebuilder-rs"))
 }
 
-/// Where built binaries are cached: one subdirectory of the cache per pinned version pair.
-pub fn cache_dir() -> PathBuf {
-    cache_root()
-        .join("envtest")
-        .join(format!("k8s-{KUBERNETES_VERSION}-etcd-{ETCD_VERSION}"))
-}
-
 /// The Go module that pins the control plane.
 pub fn go_module_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
@@ -85,7 +172,7 @@ fn assets_from_env() -> Result<Option<PathBuf>> {
         return Ok(None);
     };
     let dir = PathBuf::from(dir);
-    for binary in BINARIES {
+    for (binary, _) in CONTROL_PLANE.binaries {
         ensure!(
             dir.join(binary).is_file(),
             "{ASSETS_ENV}={} does not hold `{binary}`",
@@ -97,27 +184,39 @@ fn assets_from_env() -> Result<Option<PathBuf>> {
 
 /// What a cache directory must record to be reused: the pins and the exact module graph.
 fn expected_stamp() -> String {
-    let go_sum = fs::read(go_module_dir().join("go.sum")).unwrap_or_default();
     format!(
         "kubernetes {KUBERNETES_VERSION}\netcd {ETCD_VERSION}\ngo.sum fnv1a64 {:016x}\n",
-        fnv1a64(&go_sum)
+        go_sum_hash()
     )
 }
 
-fn is_current_build(dir: &Path) -> bool {
-    BINARIES.iter().all(|b| dir.join(b).is_file())
-        && fs::read_to_string(dir.join(STAMP_FILE)).is_ok_and(|stamp| stamp == expected_stamp())
+fn go_sum_hash() -> u64 {
+    fnv1a64(&fs::read(go_module_dir().join("go.sum")).unwrap_or_default())
 }
 
-fn build_into(dir: &Path) -> Result<()> {
-    let go = which_go()?;
-    let parent = dir.parent().context("cache directory has no parent")?;
-    fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
-    // Build next to the final place and rename, so an interrupted build never looks current.
-    let staging = parent.join(format!(".build-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&staging);
-    fs::create_dir_all(&staging)?;
+/// The source directory of Go module `module@version` (downloaded into the module cache
+/// if needed), resolved in the Go module at `go_module` (whose go.sum pins it).
+pub fn go_module_source(go_module: &Path, module: &str, version: &str) -> Result<PathBuf> {
+    let output = Command::new("go")
+        .current_dir(go_module)
+        .args(["mod", "download", "-json", &format!("{module}@{version}")])
+        .output()
+        .context("running `go mod download` (Go 1.26 is needed)")?;
+    let info: serde_json::Value = serde_json::from_slice(&output.stdout).with_context(|| {
+        format!(
+            "`go mod download {module}@{version}` said: {}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })?;
+    info["Dir"]
+        .as_str()
+        .map(PathBuf::from)
+        .with_context(|| format!("`go mod download {module}@{version}` gave no directory: {info}"))
+}
 
+/// `go build` of one binary with upstream's version stamp (Kubernetes binaries report
+/// `v1.36.3` as a release build does), statically linked, into `out_dir`.
+fn go_build(go: &Path, name: &str, package: &str, out_dir: &Path) -> Result<()> {
     let version_flags = [
         "k8s.io/component-base/version",
         "k8s.io/client-go/pkg/version",
@@ -131,57 +230,47 @@ fn build_into(dir: &Path) -> Result<()> {
     })
     .collect::<Vec<_>>()
     .join(" ");
-    let targets = [
-        (
-            "kube-apiserver",
-            "k8s.io/kubernetes/cmd/kube-apiserver",
-            format!("-s -w {version_flags}"),
-        ),
-        ("etcd", "go.etcd.io/etcd/server/v3", "-s -w".to_string()),
-    ];
-    for (name, package, ldflags) in targets {
-        eprintln!(
-            "envtest: building {name} from {package} (Go module proxy; minutes on a cold cache)"
-        );
-        let started = std::time::Instant::now();
-        let output = Command::new(&go)
-            .current_dir(go_module_dir())
-            .env("CGO_ENABLED", "0")
-            .env("GOFLAGS", "-trimpath -mod=readonly")
-            .args(["build", "-ldflags", &ldflags, "-o"])
-            .arg(staging.join(name))
-            .arg(package)
-            .output()
-            .with_context(|| format!("running {}", go.display()))?;
-        if !output.status.success() {
-            let _ = fs::remove_dir_all(&staging);
-            bail!(
-                "`go build {package}` failed ({}):\n{}",
-                output.status,
-                String::from_utf8_lossy(&output.stderr).trim_end()
-            );
-        }
-        eprintln!(
-            "envtest: built {name} in {:.0} s",
-            started.elapsed().as_secs_f64()
+    let ldflags = if package.starts_with("k8s.io/") {
+        format!("-s -w {version_flags}")
+    } else {
+        "-s -w".to_owned()
+    };
+    eprintln!("envtest: building {name} from {package} (Go module proxy; minutes on a cold cache)");
+    let started = std::time::Instant::now();
+    let output = Command::new(go)
+        .current_dir(go_module_dir())
+        .env("CGO_ENABLED", "0")
+        .env("GOFLAGS", "-trimpath -mod=readonly")
+        .args(["build", "-ldflags", &ldflags, "-o"])
+        .arg(out_dir.join(name))
+        .arg(package)
+        .output()
+        .with_context(|| format!("running {}", go.display()))?;
+    if !output.status.success() {
+        bail!(
+            "`go build {package}` failed ({}):\n{}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim_end()
         );
     }
-    fs::write(staging.join(STAMP_FILE), expected_stamp())?;
-    let _ = fs::remove_dir_all(dir);
-    fs::rename(&staging, dir).with_context(|| format!("moving the build to {}", dir.display()))?;
+    eprintln!(
+        "envtest: built {name} in {:.0} s",
+        started.elapsed().as_secs_f64()
+    );
     Ok(())
 }
 
 /// The Go toolchain to build with: `$GO`, else `go` from `PATH`.
-fn which_go() -> Result<PathBuf> {
+fn which_go(purpose: &str) -> Result<PathBuf> {
     check_go(
         std::env::var_os("GO")
             .map(PathBuf::from)
             .unwrap_or_else(|| "go".into()),
+        purpose,
     )
 }
 
-fn check_go(go: PathBuf) -> Result<PathBuf> {
+fn check_go(go: PathBuf, purpose: &str) -> Result<PathBuf> {
     match Command::new(&go).arg("version").output() {
         Ok(out) if out.status.success() => Ok(go),
         Ok(out) => bail!(
@@ -190,8 +279,9 @@ fn check_go(go: PathBuf) -> Result<PathBuf> {
             String::from_utf8_lossy(&out.stderr).trim()
         ),
         Err(err) => bail!(
-            "Go is needed to build kube-apiserver and etcd, but `{}` cannot run ({err}); install Go 1.26 \
-             or set {ASSETS_ENV} to a directory holding the binaries",
+            "Go is needed to build the Kubernetes binaries of {purpose}, but `{}` cannot run ({err}); \
+             install Go 1.26 (for the control plane alone, {ASSETS_ENV} may name a directory holding \
+             kube-apiserver and etcd instead)",
             go.display()
         ),
     }
@@ -220,14 +310,28 @@ mod tests {
 
     #[test]
     fn a_missing_go_is_named_in_the_error() {
-        let err = check_go("/nonexistent/bin/go".into())
+        let err = check_go("/nonexistent/bin/go".into(), "the control plane")
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("Go is needed to build kube-apiserver and etcd"),
+            err.contains("Go is needed to build the Kubernetes binaries of the control plane"),
             "{err}"
         );
         assert!(err.contains("/nonexistent/bin/go"), "{err}");
+    }
+
+    #[test]
+    fn cache_directories_are_named_after_the_pins() {
+        for set in [&CONTROL_PLANE, &NODE] {
+            let name = set
+                .cache_dir()
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            assert!(name.contains(KUBERNETES_VERSION), "{name}");
+        }
+        assert!(CONTROL_PLANE.cache_name.contains(ETCD_VERSION));
     }
 
     #[test]

@@ -11,11 +11,15 @@
 //! ```
 
 pub mod assets;
+pub mod image;
+pub mod node;
 mod plane;
 mod process;
 mod shared;
 mod wait;
+mod watches;
 
 pub use plane::{ControlPlane, Options, wait_established};
 pub use shared::shared;
 pub use wait::eventually;
+pub use watches::open_watches;

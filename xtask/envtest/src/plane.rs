@@ -185,21 +185,7 @@ impl ControlPlane {
 
     /// Creates a namespace with a unique name starting with `prefix`, for one test.
     pub async fn create_namespace(&self, prefix: &str) -> Result<String> {
-        let namespaces: Api<Namespace> = Api::all(self.client().await?);
-        let namespace = Namespace {
-            metadata: ObjectMeta {
-                generate_name: Some(format!("{prefix}-")),
-                ..Default::default()
-            },
-            ..Default::default()
-        };
-        let created = namespaces
-            .create(&PostParams::default(), &namespace)
-            .await?;
-        created
-            .metadata
-            .name
-            .context("apiserver returned a namespace without a name")
+        create_namespace(&self.client().await?, prefix).await
     }
 
     /// Creates service account `namespace/name` and returns a token for it from the
@@ -308,6 +294,25 @@ impl Drop for ControlPlane {
     fn drop(&mut self) {
         self.shutdown();
     }
+}
+
+/// Creates a namespace named `prefix-<random>` and returns its name.
+pub(crate) async fn create_namespace(client: &kube::Client, prefix: &str) -> Result<String> {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    let namespace = Namespace {
+        metadata: ObjectMeta {
+            generate_name: Some(format!("{prefix}-")),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let created = namespaces
+        .create(&PostParams::default(), &namespace)
+        .await?;
+    created
+        .metadata
+        .name
+        .context("apiserver returned a namespace without a name")
 }
 
 /// Polls the CRD until its `Established` condition is true.

@@ -2,6 +2,7 @@
 //! under `target/bench/`. They measure; they never pass or fail on a figure.
 
 mod controller;
+mod node;
 mod webhook;
 
 use anyhow::{Context, Result, bail};
@@ -20,11 +21,15 @@ pub struct Args {
 #[derive(clap::Subcommand)]
 enum BenchCommand {
     /// The CronJob controller: time to reconcile every CronJob once, reconciles per
-    /// second, schedule-to-Job delay (p50/p99) and the manager's RSS.
+    /// second, schedule-to-Job delay (p50/p99), the manager's RSS and open watches;
+    /// `--compare <git-rev>` measures another commit's controller in the same run.
     Controller(controller::Args),
     /// CronJob admission webhooks: requests per second and p50/p99 latency at
     /// concurrency 1 and 16.
     Webhook(webhook::Args),
+    /// The local node: image build, `cluster up`, cert-manager, load, deploy to Ready,
+    /// `cluster down`, and the node's memory with the operator running (needs root).
+    Node(node::Args),
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -34,6 +39,7 @@ pub fn run(args: Args) -> Result<()> {
     match args.command {
         BenchCommand::Controller(command) => controller::run(command, !args.debug),
         BenchCommand::Webhook(args) => webhook::run(args),
+        BenchCommand::Node(args) => node::run(args),
     }
 }
 

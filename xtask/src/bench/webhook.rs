@@ -1,16 +1,19 @@
-//! `cargo xtask bench webhook`: the CronJob admission webhooks under load.
+//! `cargo xtask bench webhook`: the CronJob admission and conversion webhooks under load.
 //!
 //! Starts a local control plane (the manager needs a client, as in `cargo xtask run`) and a
 //! manager serving only the CronJob webhooks over TLS on loopback, with a self-signed
 //! certificate. Then, per webhook and concurrency, sends the AdmissionReview the apiserver
 //! would send for creating the sample CronJob (`config/samples/batch_v1_cronjob.yaml`),
-//! each worker on its own keep-alive connection as the apiserver keeps them.
+//! and ConversionReviews of 1 and 100 such CronJobs from v1 to v2 (what the apiserver sends
+//! to read one, or list a hundred, as v2), each worker on its own keep-alive connection as
+//! the apiserver keeps them.
 
 use std::fmt::Write as _;
 use std::net::{IpAddr, Ipv4Addr};
 
 use anyhow::{Context, Result, bail, ensure};
 use controller::cronjob::webhook::webhooks;
+use kubebuilder::conversion::CONVERT_PATH;
 use kubebuilder::webhook::Webhook;
 use kubebuilder_envtest::{ControlPlane, assets};
 use kubebuilder_runtime::bench::{BenchReport, admission_load};
@@ -31,9 +34,12 @@ pub struct Args {
     requests: usize,
 }
 
+/// Objects per ConversionReview: a read, and a page of a list.
+const CONVERTED_OBJECTS: [usize; 2] = [1, 100];
+
 /// One row of the table.
 struct Measurement {
-    webhook: &'static str,
+    webhook: String,
     report: BenchReport,
 }
 
@@ -60,6 +66,7 @@ async fn measure(plane: &ControlPlane, requests: usize) -> Result<Vec<Measuremen
     let running = Manager::new(plane.client().await?, args)
         .webhook_host(IpAddr::V4(Ipv4Addr::LOCALHOST))
         .webhooks(webhooks)
+        .conversion::<api::v1::CronJob>()
         .enable_webhooks(true)
         .start()
         .await?;
@@ -67,7 +74,8 @@ async fn measure(plane: &ControlPlane, requests: usize) -> Result<Vec<Measuremen
         .webhook_addr()
         .context("the manager serves no webhooks")?;
     let server = HttpClient::tls(address, &ca)?;
-    let review = serde_json::to_vec(&create_review(&sample_cronjob()?))?;
+    let sample = sample_cronjob()?;
+    let review = serde_json::to_vec(&create_review(&sample))?;
 
     let mut measurements = Vec::new();
     for webhook in &declared {
@@ -86,13 +94,77 @@ async fn measure(plane: &ControlPlane, requests: usize) -> Result<Vec<Measuremen
                 report.requests
             );
             measurements.push(Measurement {
-                webhook: webhook.name,
+                webhook: webhook.name.to_owned(),
+                report,
+            });
+        }
+    }
+    for objects in CONVERTED_OBJECTS {
+        let review = serde_json::to_vec(&conversion_review(&sample, objects))?;
+        check_conversion(&server, &review, objects).await?;
+        for concurrency in CONCURRENCIES {
+            let report = admission_load(
+                &server,
+                CONVERT_PATH,
+                review.clone().into(),
+                requests,
+                concurrency,
+            )
+            .await?;
+            ensure!(
+                report.failures == 0,
+                "/convert answered {} of {} reviews with an HTTP error",
+                report.failures,
+                report.requests
+            );
+            measurements.push(Measurement {
+                webhook: format!("conversion v1 → v2, {objects} object(s)"),
                 report,
             });
         }
     }
     running.shutdown().await?;
     Ok(measurements)
+}
+
+/// The ConversionReview of `objects` copies of `cronjob` (stored as v1) to v2.
+fn conversion_review(cronjob: &Value, objects: usize) -> Value {
+    let objects: Vec<Value> = (0..objects)
+        .map(|index| {
+            let mut object = cronjob.clone();
+            object["metadata"]["name"] = json!(format!("cronjob-{index}"));
+            object["metadata"]["namespace"] = json!("default");
+            object
+        })
+        .collect();
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "ConversionReview",
+        "request": {
+            "uid": "0b7e2d1c-bench",
+            "desiredAPIVersion": format!("{}/v2", api::GROUP),
+            "objects": objects,
+        },
+    })
+}
+
+/// Makes sure the load measures real work: every object converted.
+async fn check_conversion(server: &HttpClient, review: &[u8], objects: usize) -> Result<()> {
+    let reply = server.post_json(CONVERT_PATH, review.to_vec()).await?;
+    let answer: Value = serde_json::from_slice(&reply.body)
+        .with_context(|| format!("/convert answered HTTP {}: {}", reply.status, reply.text()))?;
+    let response = &answer["response"];
+    ensure!(
+        response["result"]["status"] == "Success",
+        "/convert failed the sample: {}",
+        response["result"]
+    );
+    let converted = response["convertedObjects"].as_array().map_or(0, Vec::len);
+    ensure!(
+        converted == objects,
+        "/convert gave {converted} objects for {objects}"
+    );
+    Ok(())
 }
 
 fn sample_cronjob() -> Result<Value> {
@@ -172,7 +244,7 @@ fn table(measurements: &[Measurement], requests: usize) -> String {
     };
     let cpus = std::thread::available_parallelism().map_or(1, usize::from);
     let mut table = format!(
-        "CronJob admission webhooks: {requests} requests per row, {build} build, \
+        "CronJob admission and conversion webhooks: {requests} requests per row, {build} build, \
          server and load generator in one process on {cpus} CPUs, TLS over loopback\n\n"
     );
     table.push_str("| webhook | concurrency | req/s | p50 (ms) | p99 (ms) |\n");

@@ -1,17 +1,26 @@
 //! Registering the served webhooks with an apiserver that reaches this process on the
 //! loopback interface (a local control plane): Mutating/ValidatingWebhookConfigurations
-//! with a `url` client config and the local CA as `caBundle`, removed again on shutdown.
-//! In a cluster the configurations come from `config/webhook` and cert-manager instead.
+//! with a `url` client config and the CA of the manager's in-memory loopback certificate
+//! as `caBundle`, removed again on shutdown (see `Manager::serve_webhooks_on_loopback`).
+//! The CRDs of converted kinds get the same: their `spec.conversion` calls the loopback
+//! `/convert` until shutdown puts back what it was.
+//! In a cluster the configurations come from `config/webhook`, the CRDs' conversion from
+//! `cargo xtask manifests`, and their CA from cert-manager instead.
 
 use k8s_openapi::ByteString;
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use kube::{Client, Resource};
+use kubebuilder::conversion::CONVERT_PATH;
+use kubebuilder::crd::Version;
 use kubebuilder::webhook::Webhook;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
+
+use super::Webhooks;
 
 /// The field manager of the configurations written here.
 const FIELD_MANAGER: &str = "kubebuilder-runtime";
@@ -21,23 +30,20 @@ const FIELD_MANAGER: &str = "kubebuilder-runtime";
 pub struct LoopbackRegistration {
     /// The name of both configurations (one mutating, one validating).
     pub name: String,
-    /// The CA (PEM) that signed the webhook server's certificate.
-    pub ca_bundle: String,
-    /// The host the apiserver calls; the serving certificate must name it.
-    pub host: String,
     /// Only objects in this namespace go through the webhooks (tests sharing one
     /// apiserver); every namespace when `None`.
     pub namespace: Option<String>,
 }
 
+/// The host the apiserver calls: the loopback serving certificate names it.
+const LOOPBACK_HOST: &str = "127.0.0.1";
+
 impl LoopbackRegistration {
-    /// Configurations named `name`, calling `https://127.0.0.1:<port>` trusted through
-    /// `ca_bundle`, for every namespace.
-    pub fn new(name: &str, ca_bundle: &str) -> Self {
+    /// Configurations named `name`, calling `https://127.0.0.1:<port>`, for every
+    /// namespace.
+    pub fn new(name: &str) -> Self {
         Self {
             name: name.to_owned(),
-            ca_bundle: ca_bundle.to_owned(),
-            host: "127.0.0.1".to_owned(),
             namespace: None,
         }
     }
@@ -49,38 +55,56 @@ impl LoopbackRegistration {
         self
     }
 
-    /// Applies the configurations for `webhooks`, served on `port` (server-side apply,
-    /// so a rerun replaces a stale registration of the same name).
-    pub async fn install(
+    /// Applies the configurations for `webhooks`, served on `port` with a certificate
+    /// signed by `ca_pem` (server-side apply, so a rerun replaces a stale registration of
+    /// the same name), and points the CRDs of the kinds they convert at `/convert`.
+    pub(crate) async fn install(
         &self,
         client: &Client,
-        webhooks: &[Webhook],
+        webhooks: &Webhooks,
         port: u16,
+        ca_pem: &str,
     ) -> Result<RegisteredWebhooks, kube::Error> {
         let entries = |mutating: bool| -> Vec<Value> {
             webhooks
+                .declarations()
                 .iter()
                 .filter(|webhook| webhook.mutating == mutating)
-                .map(|webhook| self.entry(webhook, port))
+                .map(|webhook| self.entry(webhook, port, ca_pem))
                 .collect()
         };
         apply::<MutatingWebhookConfiguration>(client, &self.name, &entries(true)).await?;
         apply::<ValidatingWebhookConfiguration>(client, &self.name, &entries(false)).await?;
-        tracing::info!(name = %self.name, port, "webhook configurations registered on the loopback interface");
-        Ok(RegisteredWebhooks {
+        let mut registered = RegisteredWebhooks {
             client: client.clone(),
             name: self.name.clone(),
-        })
+            conversions: Vec::new(),
+        };
+        for hub in webhooks.converted_hubs() {
+            let url = format!("https://{LOOPBACK_HOST}:{port}{CONVERT_PATH}");
+            let conversion = json!({
+                "strategy": "Webhook",
+                "webhook": {
+                    "clientConfig": {"url": url, "caBundle": ByteString(ca_pem.as_bytes().to_vec())},
+                    "conversionReviewVersions": ["v1"],
+                },
+            });
+            let crd = crd_name(&hub);
+            let previous = replace_conversion(client, &crd, conversion).await?;
+            registered.conversions.push((crd, previous));
+        }
+        tracing::info!(name = %self.name, port, "webhooks registered on the loopback interface");
+        Ok(registered)
     }
 
-    fn entry(&self, webhook: &Webhook, port: u16) -> Value {
+    fn entry(&self, webhook: &Webhook, port: u16, ca_pem: &str) -> Value {
         let path = webhook.path.unwrap_or("/");
         let mut entry = json!({
             "name": webhook.name,
             "admissionReviewVersions": webhook.admission_review_versions,
             "clientConfig": {
-                "url": format!("https://{}:{port}{path}", self.host),
-                "caBundle": ByteString(self.ca_bundle.clone().into_bytes()),
+                "url": format!("https://{LOOPBACK_HOST}:{port}{path}"),
+                "caBundle": ByteString(ca_pem.as_bytes().to_vec()),
             },
             "failurePolicy": webhook.failure_policy,
             "sideEffects": webhook.side_effects,
@@ -152,16 +176,65 @@ where
     }
 }
 
-/// Webhook configurations installed by [`LoopbackRegistration::install`].
+/// The CRD of the kind `hub` is a version of.
+fn crd_name(hub: &Version) -> String {
+    format!("{}.{}", hub.plural, hub.group)
+}
+
+/// Sets a CRD's `spec.conversion`, returning the one it had.
+async fn replace_conversion(
+    client: &Client,
+    crd: &str,
+    conversion: Value,
+) -> Result<Value, kube::Error> {
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let current = api.get(crd).await?;
+    let previous = serde_json::to_value(&current.spec.conversion).unwrap_or(Value::Null);
+    set_conversion(&api, crd, conversion).await?;
+    Ok(previous)
+}
+
+async fn set_conversion(
+    api: &Api<CustomResourceDefinition>,
+    crd: &str,
+    conversion: Value,
+) -> Result<(), kube::Error> {
+    // `add` replaces the member when it is there (the apiserver always defaults one).
+    let patch: json_patch::Patch = serde_json::from_value(
+        json!([{"op": "add", "path": "/spec/conversion", "value": conversion}]),
+    )
+    .expect("a JSON patch");
+    api.patch(crd, &PatchParams::default(), &Patch::<()>::Json(patch))
+        .await?;
+    Ok(())
+}
+
+/// Webhook configurations and CRD conversions installed by [`LoopbackRegistration::install`].
 #[derive(Clone)]
 pub struct RegisteredWebhooks {
     client: Client,
     name: String,
+    /// Each CRD pointed at the loopback `/convert`, with the conversion it had.
+    conversions: Vec<(String, Value)>,
 }
 
 impl RegisteredWebhooks {
-    /// Deletes both configurations.
+    /// Deletes both configurations and puts back the CRDs' conversions (`None` when a CRD
+    /// had none).
     pub async fn remove(self) -> Result<(), kube::Error> {
+        for (crd, previous) in &self.conversions {
+            let previous = if previous.is_null() {
+                json!({"strategy": "None"})
+            } else {
+                previous.clone()
+            };
+            let api: Api<CustomResourceDefinition> = Api::all(self.client.clone());
+            match set_conversion(&api, crd, previous).await {
+                Ok(()) => {}
+                Err(kube::Error::Api(status)) if status.is_not_found() => {}
+                Err(err) => return Err(err),
+            }
+        }
         delete(
             &Api::<MutatingWebhookConfiguration>::all(self.client.clone()),
             &self.name,

@@ -114,3 +114,25 @@ pub fn test_args() -> ManagerArgs {
 }
 
 pub use kubebuilder_envtest::eventually;
+
+/// `promtool check metrics` on a scrape: the real Prometheus parser and linter.
+pub fn promtool_check(scrape: &str) {
+    let promtool = std::env::var_os("PROMTOOL")
+        .expect("PROMTOOL must name promtool (`cargo xtask test` installs it and sets it)");
+    let mut child = std::process::Command::new(promtool)
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("promtool runs");
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), scrape.as_bytes()).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "promtool check metrics failed ({}):\n{}{}\n--- the scrape:\n{scrape}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

@@ -6,14 +6,16 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
-    CustomResourceColumnDefinition, CustomResourceDefinition, CustomResourceDefinitionNames,
-    CustomResourceDefinitionSpec, CustomResourceDefinitionVersion, CustomResourceSubresourceScale,
-    CustomResourceSubresourceStatus, CustomResourceSubresources, CustomResourceValidation,
-    JSONSchemaProps, SelectableField,
+    CustomResourceColumnDefinition, CustomResourceConversion, CustomResourceDefinition,
+    CustomResourceDefinitionNames, CustomResourceDefinitionSpec, CustomResourceDefinitionVersion,
+    CustomResourceSubresourceScale, CustomResourceSubresourceStatus, CustomResourceSubresources,
+    CustomResourceValidation, JSONSchemaProps, SelectableField, ServiceReference,
+    WebhookClientConfig, WebhookConversion,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::schema::{self, Marker, Message, Property, Shape, str_eq};
+use crate::{conversion, webhook};
 
 /// The annotation controller-gen writes on every CRD. We write the same key with the
 /// controller-gen release whose output we reproduce, so that tools and diffs that look
@@ -45,8 +47,22 @@ pub struct Version {
     pub scale: Option<Scale>,
     pub printer_columns: &'static [PrinterColumn],
     pub selectable_fields: &'static [&'static str],
+    /// `hub = ...`: the name of the version this one converts through. A kind with such a
+    /// version gets a `spec.conversion` to the webhook server.
+    pub hub: Option<&'static str>,
     /// The root object's schema.
     pub schema: fn() -> JSONSchemaProps,
+}
+
+impl Version {
+    /// `group/version` (`version` alone for the core group).
+    pub fn api_version(&self) -> String {
+        if self.group.is_empty() {
+            self.name.to_owned()
+        } else {
+            format!("{}/{}", self.group, self.name)
+        }
+    }
 }
 
 /// `subresource(scale(...))`.
@@ -229,7 +245,32 @@ pub fn merge(
         )));
     }
 
-    Ok(Some(assemble(first, definitions)))
+    let mut crd = assemble(first, definitions);
+    if kept.iter().any(|v| v.hub.is_some()) {
+        crd.spec.conversion = Some(webhook_conversion());
+    }
+    Ok(Some(crd))
+}
+
+/// Conversion by the project's webhook server, at the Service the admission webhooks use
+/// (kustomize renames and moves it, and cert-manager injects its CA through
+/// `config/default`): what kubebuilder's `webhook_in_<plural>.yaml` patch adds.
+fn webhook_conversion() -> CustomResourceConversion {
+    CustomResourceConversion {
+        strategy: "Webhook".to_owned(),
+        webhook: Some(WebhookConversion {
+            client_config: Some(WebhookClientConfig {
+                service: Some(ServiceReference {
+                    name: webhook::DEFAULT_SERVICE_NAME.to_owned(),
+                    namespace: webhook::DEFAULT_SERVICE_NAMESPACE.to_owned(),
+                    path: Some(conversion::CONVERT_PATH.to_owned()),
+                    port: None,
+                }),
+                ..WebhookClientConfig::default()
+            }),
+            conversion_review_versions: vec!["v1".to_owned()],
+        }),
+    }
 }
 
 /// The CRD of `first`'s kind with these versions.
@@ -343,12 +384,23 @@ Cannot be updated.
 In CamelCase.
 More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds";
 
+/// What a root object holds beside `apiVersion`, `kind` and `metadata`.
+pub enum Spec {
+    /// `spec`, required (Go: `json:"spec"`).
+    Required(JSONSchemaProps),
+    /// `spec`, optional (Go: `json:"spec,omitempty"`): `spec = "optional"`.
+    Optional(JSONSchemaProps),
+    /// No spec: the fields of this object schema sit at the top level, as a ConfigMap's
+    /// `data` does (`spec = "none"`).
+    TopLevel(JSONSchemaProps),
+}
+
 /// The schema of a root object: `apiVersion` and `kind` (TypeMeta's docs), `metadata`
-/// (always a bare object, as controller-gen writes it), the required `spec` and the
-/// optional `status`, then the root-level markers.
+/// (always a bare object, as controller-gen writes it), the spec (or the top-level fields)
+/// and the optional `status`, then the root-level markers.
 pub fn root_schema(
     description: &str,
-    spec: JSONSchemaProps,
+    spec: Spec,
     status: Option<JSONSchemaProps>,
     markers: &[Marker],
 ) -> JSONSchemaProps {
@@ -362,6 +414,7 @@ pub fn root_schema(
         schema,
         required,
         inline: false,
+        markers: &[],
     };
     let mut properties = vec![
         property("apiVersion", string(API_VERSION_DESCRIPTION), false),
@@ -374,10 +427,33 @@ pub fn root_schema(
             },
             false,
         ),
-        property("spec", spec, true),
     ];
+    let top_level = match spec {
+        Spec::Required(spec) => {
+            properties.push(property("spec", spec, true));
+            None
+        }
+        Spec::Optional(spec) => {
+            properties.push(property("spec", spec, false));
+            None
+        }
+        Spec::TopLevel(fields) => Some(fields),
+    };
     properties.extend(status.map(|status| property("status", status, false)));
-    schema::object(description, properties, markers)
+    let mut schema = schema::object(description, properties, &[]);
+    if let Some(mut fields) = top_level {
+        // The object's own schema (its fields, required ones and type-level markers), with
+        // the type meta beside its fields and the root's description.
+        let type_meta = schema.properties.take().unwrap_or_default();
+        fields
+            .properties
+            .get_or_insert_with(BTreeMap::new)
+            .extend(type_meta);
+        fields.description = schema.description.take();
+        schema = fields;
+    }
+    schema::apply_markers(&mut schema, markers);
+    schema
 }
 
 const STRING: Shape = Shape::typed("String", "string");

@@ -31,6 +31,7 @@ const V1: Version = Version {
     scale: None,
     printer_columns: &[],
     selectable_fields: &[],
+    hub: None,
     schema,
 };
 

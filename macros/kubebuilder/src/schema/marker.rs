@@ -1,7 +1,10 @@
 //! The schema markers as values: what `#[kubebuilder(...)]` on a field and
 //! `#[kubebuilder::schema(...)]` on a type record, and how each one changes a schema node.
-//! The values are `const`-constructible so that the same data drives the compile-time
-//! checks (`shape.rs`) and the schema built at run time.
+//! [`Marker`] is generated from the rows of `kubebuilder-markers` (one row per marker: its
+//! value, precondition, priority and the code below that applies it); this module holds the
+//! value types and the helpers the rows' `apply` code calls. The values are
+//! `const`-constructible so that the same data drives the compile-time checks (`shape.rs`)
+//! and the schema built at run time.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     ExternalDocumentation, JSON, JSONSchemaProps, ValidationRule,
@@ -63,142 +66,162 @@ impl Rule {
     }
 }
 
-/// A schema marker of controller-gen, by its Rust spelling (see docs/markers.md).
+/// `+kubebuilder:externalDocs`.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Marker {
-    Maximum(f64),
-    Minimum(f64),
-    ExclusiveMaximum(bool),
-    ExclusiveMinimum(bool),
-    MultipleOf(f64),
-    MaxLength(i64),
-    MinLength(i64),
-    Pattern(&'static str),
-    MaxItems(i64),
-    MinItems(i64),
-    UniqueItems(bool),
-    MaxProperties(i64),
-    MinProperties(i64),
-    Enum(&'static [Literal]),
-    Format(&'static str),
-    Type(&'static str),
-    PreserveUnknownFields,
-    EmbeddedResource,
-    IntOrString,
-    XValidation(Rule),
-    AtMostOneOf(&'static [&'static str]),
-    ExactlyOneOf(&'static [&'static str]),
-    AtLeastOneOf(&'static [&'static str]),
-    Nullable,
-    /// `+kubebuilder:default`.
-    Default(Literal),
-    /// `+default` (JSON, parsed at compile time).
-    DefaultJson(Literal),
-    Example(Literal),
-    Title(&'static str),
-    ExternalDocs {
-        url: &'static str,
-        description: &'static str,
-    },
-    ListType(&'static str),
-    ListMapKey(&'static str),
-    MapType(&'static str),
-    StructType(&'static str),
+pub struct Docs {
+    pub url: &'static str,
+    pub description: &'static str,
 }
 
-impl Marker {
-    /// controller-gen's apply priority: markers that change the type (and `+default`) run
-    /// first so that the type checks of the others see the final type; the OneOf rules run
-    /// last, after any hand-written XValidation rules.
-    pub const fn priority(&self) -> u8 {
-        match self {
-            Marker::Type(_)
-            | Marker::IntOrString
-            | Marker::ListType(_)
-            | Marker::DefaultJson(_) => 9,
-            Marker::AtMostOneOf(_) => 11,
-            Marker::ExactlyOneOf(_) => 12,
-            Marker::AtLeastOneOf(_) => 13,
-            _ => 10,
+impl Docs {
+    fn to_external_documentation(self) -> ExternalDocumentation {
+        ExternalDocumentation {
+            url: non_empty(self.url),
+            description: non_empty(self.description),
         }
     }
+}
 
-    /// Changes `schema` as controller-gen's marker does. Type preconditions were checked at
-    /// compile time, so this cannot fail.
-    pub fn apply(&self, schema: &mut JSONSchemaProps) {
-        // Go's zero values are "absent": a `false` flag is never written.
-        let flag = |on: bool| on.then_some(true);
-        match *self {
-            Marker::Maximum(v) => schema.maximum = Some(v),
-            Marker::Minimum(v) => schema.minimum = Some(v),
-            Marker::ExclusiveMaximum(on) => schema.exclusive_maximum = flag(on),
-            Marker::ExclusiveMinimum(on) => schema.exclusive_minimum = flag(on),
-            Marker::MultipleOf(v) => schema.multiple_of = Some(v),
-            Marker::MaxLength(n) => schema.max_length = Some(n),
-            Marker::MinLength(n) => schema.min_length = Some(n),
-            Marker::Pattern(p) => schema.pattern = Some(p.to_owned()),
-            Marker::MaxItems(n) => schema.max_items = Some(n),
-            Marker::MinItems(n) => schema.min_items = Some(n),
-            Marker::UniqueItems(on) => schema.unique_items = flag(on),
-            Marker::MaxProperties(n) => schema.max_properties = Some(n),
-            Marker::MinProperties(n) => schema.min_properties = Some(n),
-            Marker::Enum(values) => {
-                schema.enum_ = Some(values.iter().map(|v| JSON(v.to_json())).collect());
-            }
-            Marker::Format(f) => schema.format = non_empty(f),
-            Marker::Type(t) => schema.type_ = non_empty(t),
-            Marker::PreserveUnknownFields => {
-                schema.x_kubernetes_preserve_unknown_fields = Some(true)
-            }
-            Marker::EmbeddedResource => schema.x_kubernetes_embedded_resource = Some(true),
-            Marker::IntOrString => schema.x_kubernetes_int_or_string = Some(true),
-            Marker::XValidation(rule) => push_rule(schema, rule.to_validation_rule()),
-            Marker::AtMostOneOf(fields) => push_rule(schema, one_of_rule(fields, OneOf::AtMost)),
-            Marker::ExactlyOneOf(fields) => push_rule(schema, one_of_rule(fields, OneOf::Exactly)),
-            Marker::AtLeastOneOf(fields) => push_rule(schema, one_of_rule(fields, OneOf::AtLeast)),
-            Marker::Nullable => schema.nullable = Some(true),
-            Marker::Default(value) => {
-                let mut value = value.to_json();
-                // controller-gen writes `{}` on an array as `[]` (`default={}` is the only
-                // way to spell an empty list in a Go marker).
-                if schema.type_.as_deref() == Some("array")
-                    && value == Value::Object(Default::default())
-                {
-                    value = Value::Array(Vec::new());
+/// What a marker's node must be, checked at compile time against its shape
+/// ([`check_marker`](super::check_marker)).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Needs {
+    Nothing,
+    Numeric,
+    /// Numeric, and integral when the node is an integer.
+    Bound(f64),
+    Textual,
+    Array,
+    Object,
+    /// An object with values (a map), or one that keeps unknown fields.
+    Map,
+    /// An object, or a node without a type.
+    ObjectLike,
+    /// A value of the node's type (a default).
+    Fits(Literal),
+}
+
+/// The payload of a marker, by the value kind of its row (`$value` only says it has one).
+macro_rules! payload {
+    (Bool $value:ident) => { bool };
+    (Number $value:ident) => { f64 };
+    (Integer $value:ident) => { i64 };
+    (String $value:ident) => { &'static str };
+    (Choice $value:ident) => { &'static str };
+    (Pattern $value:ident) => { &'static str };
+    (Literal $value:ident) => { Literal };
+    (Json $value:ident) => { Literal };
+    (Literals $value:ident) => { &'static [Literal] };
+    (Rule $value:ident) => { Rule };
+    (Fields $value:ident) => { &'static [&'static str] };
+    (Docs $value:ident) => { Docs };
+}
+
+/// Keeps the `marker` rows of the table (the others are read by the attribute macros
+/// alone), then defines [`Marker`] from them.
+macro_rules! define_markers {
+    (@rows [$($kept:tt)*] $(#[$doc:meta])* marker $variant:ident { $($columns:tt)* } $($rest:tt)*) => {
+        define_markers!(@rows [$($kept)* { $(#[$doc])* $variant $($columns)* }] $($rest)*);
+    };
+    (@rows [$($kept:tt)*] $(#[$doc:meta])* $role:ident $variant:ident { $($columns:tt)* } $($rest:tt)*) => {
+        define_markers!(@rows [$($kept)*] $($rest)*);
+    };
+    (@rows [$({
+        $(#[$doc:meta])* $variant:ident
+        name: $name:literal in $group:ident,
+        value: $kind:ident $(($($choice:literal),*))?,
+        stands: [$($place:ident),*],
+        repeatable: $repeatable:literal,
+        needs: $needs:ident $(($needs_value:ident))?,
+        priority: $priority:literal,
+        controller_gen: [$($go:literal),*],
+        apply: |$schema:ident $(, $value:ident)?| $apply:expr,
+        $(object: |$object:ident, $field:ident| $object_apply:expr,)?
+    })*]) => {
+        /// A schema marker of controller-gen, by its row in `kubebuilder-markers`
+        /// (spellings: docs/markers.md).
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub enum Marker {
+            $( $(#[$doc])* $variant $( (payload!($kind $value)) )?, )*
+        }
+
+        impl Marker {
+            /// controller-gen's apply priority: markers that change the type (and `+default`)
+            /// run first so that the type checks of the others see the final type; the OneOf
+            /// rules run last, after any hand-written XValidation rules.
+            pub const fn priority(&self) -> u8 {
+                match self {
+                    $( Marker::$variant { .. } => $priority, )*
                 }
-                schema.default = Some(JSON(value));
             }
-            Marker::DefaultJson(value) => schema.default = Some(JSON(value.to_json())),
-            Marker::Example(value) => schema.example = Some(JSON(value.to_json())),
-            Marker::Title(title) => schema.title = non_empty(title),
-            Marker::ExternalDocs { url, description } => {
-                schema.external_docs = Some(ExternalDocumentation {
-                    url: non_empty(url),
-                    description: non_empty(description),
-                });
+
+            /// The node this marker must sit on.
+            #[allow(unused_variables, reason = "rows bind their value whether `needs` reads it or not")]
+            pub const fn needs(&self) -> Needs {
+                match *self {
+                    $( Marker::$variant $( ($value) )? => Needs::$needs $( ($needs_value) )?, )*
+                }
             }
-            Marker::ListType(t) => schema.x_kubernetes_list_type = Some(t.to_owned()),
-            Marker::ListMapKey(key) => schema
-                .x_kubernetes_list_map_keys
-                .get_or_insert_with(Vec::new)
-                .push(key.to_owned()),
-            // There is no struct-type extension: controller-gen writes structType as the map type.
-            Marker::MapType(t) | Marker::StructType(t) => {
-                schema.x_kubernetes_map_type = Some(t.to_owned())
+
+            /// Changes `schema` as controller-gen's marker does. Preconditions were checked
+            /// at compile time, so this cannot fail.
+            pub fn apply(&self, schema: &mut JSONSchemaProps) {
+                match *self {
+                    $( Marker::$variant $( ($value) )? => {
+                        let $schema = &mut *schema;
+                        $apply;
+                    } )*
+                }
+            }
+
+            /// Changes the struct `object` that holds the optional field `field` with this
+            /// marker, as controller-gen's struct pass does (most markers change nothing).
+            pub fn apply_to_object(&self, object: &mut JSONSchemaProps, field: &str) {
+                match *self {
+                    $( Marker::$variant { .. } => {
+                        $(
+                            let $object = &mut *object;
+                            let $field = field;
+                            $object_apply;
+                        )?
+                    } )*
+                }
             }
         }
-    }
+    };
+    // The table: start with nothing kept.
+    ($($rows:tt)*) => {
+        define_markers!(@rows [] $($rows)*);
+    };
 }
+
+kubebuilder_markers::markers!(define_markers);
 
 fn non_empty(s: &str) -> Option<String> {
     (!s.is_empty()).then(|| s.to_owned())
 }
 
-fn push_rule(schema: &mut JSONSchemaProps, rule: ValidationRule) {
+/// Go's zero values are "absent": a `false` flag is never written.
+fn flag(on: bool) -> Option<bool> {
+    on.then_some(true)
+}
+
+pub(crate) fn push_rule(schema: &mut JSONSchemaProps, rule: ValidationRule) {
     schema
         .x_kubernetes_validations
         .get_or_insert_with(Vec::new)
         .push(rule);
+}
+
+/// A default as controller-gen writes it: `{}` on an array is `[]` (`default={}` is the only
+/// way to spell an empty list in a Go marker).
+fn default_value(schema: &JSONSchemaProps, value: Literal) -> Value {
+    let value = value.to_json();
+    if schema.type_.as_deref() == Some("array") && value == Value::Object(Default::default()) {
+        Value::Array(Vec::new())
+    } else {
+        value
+    }
 }
 
 enum OneOf {

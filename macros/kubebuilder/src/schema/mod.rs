@@ -14,6 +14,7 @@ mod flatten;
 mod k8s;
 mod marker;
 mod shape;
+mod union;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -22,9 +23,10 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 
 pub use description::truncate_descriptions;
-pub use marker::{Literal, Marker, Rule};
+pub use marker::{Docs, Literal, Marker, Needs, Rule};
 pub(crate) use shape::str_eq;
-pub use shape::{Message, Shape, check_items_marker, check_json_path, check_marker};
+pub use shape::{Message, Shape, check_bytes, check_items_marker, check_json_path, check_marker};
+pub use union::{Tagging, check_union, internally_tagged, untagged};
 
 /// A type that has an OpenAPI v3 schema in a CRD.
 #[diagnostic::on_unimplemented(
@@ -47,6 +49,10 @@ pub trait Schema {
     /// What the attribute macros check markers, defaults and JSONPaths against at compile
     /// time. The default, [`Shape::UNKNOWN`], disables those checks for the type.
     const SHAPE: Shape = Shape::UNKNOWN;
+
+    /// `u8`: a `Vec` of it is base64 bytes (Go's `[]byte`), not an array of integers.
+    #[doc(hidden)]
+    const IS_BYTE: bool = false;
 }
 
 /// A schema node before its markers apply (see the module docs).
@@ -189,6 +195,9 @@ pub struct Property {
     /// `#[serde(flatten)]` (Go: an embedded or `,inline` field): its fields are merged
     /// into the struct's.
     pub inline: bool,
+    /// The field's markers, for those that change the struct too
+    /// ([`Marker::apply_to_object`]).
+    pub markers: &'static [Marker],
 }
 
 /// The schema of a struct: its fields, then the type-level markers.
@@ -201,6 +210,7 @@ pub fn object(description: &str, properties: Vec<Property>, markers: &[Marker]) 
     let mut fields = BTreeMap::new();
     let mut required = Vec::new();
     let mut inlined = Vec::new();
+    let mut optional = Vec::new();
     for property in properties {
         if property.inline {
             inlined.push(property.schema);
@@ -208,12 +218,20 @@ pub fn object(description: &str, properties: Vec<Property>, markers: &[Marker]) 
         }
         if property.required {
             required.push(property.name.to_owned());
+        } else {
+            optional.push((property.name, property.markers));
         }
         fields.insert(property.name.to_owned(), property.schema);
     }
     required.sort();
     schema.properties = Some(fields);
     schema.required = (!required.is_empty()).then_some(required);
+    // controller-gen's struct pass, in field order, before the type's own markers.
+    for (name, field_markers) in optional {
+        for marker in field_markers {
+            marker.apply_to_object(&mut schema, name);
+        }
+    }
     marker::apply_sorted(&mut schema, markers);
     // Embedded fields merge after the markers, as controller-gen flattens its `allOf`
     // late; their descriptions are not merged.
@@ -236,6 +254,19 @@ pub fn string_enum(
         ..JSONSchemaProps::default()
     };
     marker::apply_sorted(&mut schema, &[Marker::Enum(values)]);
+    marker::apply_sorted(&mut schema, markers);
+    schema
+}
+
+/// Applies markers to a schema in controller-gen's order.
+pub(crate) fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) {
+    marker::apply_sorted(schema, markers);
+}
+
+/// The schema of a type with serde impls of its own (`custom_serde`): its markers alone, as
+/// controller-gen writes a Go type with `MarshalJSON` (without its description).
+pub fn from_markers(markers: &[Marker]) -> JSONSchemaProps {
+    let mut schema = JSONSchemaProps::default();
     marker::apply_sorted(&mut schema, markers);
     schema
 }
@@ -276,7 +307,6 @@ primitive! {
     u64 => "integer", "int64";
     i8 => "integer";
     i16 => "integer";
-    u8 => "integer";
     u16 => "integer";
     isize => "integer";
     usize => "integer";
@@ -284,18 +314,62 @@ primitive! {
     f64 => "number";
 }
 
+impl Schema for u8 {
+    fn schema() -> JSONSchemaProps {
+        typed("integer", None)
+    }
+
+    fn node() -> Node {
+        Node::inline(Self::schema())
+    }
+
+    const SHAPE: Shape = Shape::typed("u8", "integer");
+    const IS_BYTE: bool = true;
+}
+
+/// A list; `Vec<u8>` is base64 bytes wherever it is (the macros add the serde adapter).
 impl<T: Schema> Schema for Vec<T> {
     fn schema() -> JSONSchemaProps {
         Self::node().resolve()
     }
 
     fn node() -> Node {
-        Node::array(T::node())
+        if T::IS_BYTE {
+            bytes()
+        } else {
+            Node::array(T::node())
+        }
+    }
+
+    const SHAPE: Shape = if T::IS_BYTE {
+        BYTES
+    } else {
+        Shape {
+            items: Some(&T::SHAPE),
+            raw_bytes: T::SHAPE.raw_bytes,
+            ..Shape::typed("Vec", "array")
+        }
+    };
+}
+
+/// A fixed-size array: a list of exactly `N` items (serde reads no other length). Arrays of
+/// `u8` are lists of integers, as Go's `[N]byte` are.
+impl<T: Schema, const N: usize> Schema for [T; N] {
+    fn schema() -> JSONSchemaProps {
+        Self::node().resolve()
+    }
+
+    fn node() -> Node {
+        let mut node = Node::array(T::node());
+        node.own.min_items = Some(N as i64);
+        node.own.max_items = Some(N as i64);
+        node
     }
 
     const SHAPE: Shape = Shape {
         items: Some(&T::SHAPE),
-        ..Shape::typed("Vec", "array")
+        raw_bytes: T::SHAPE.raw_bytes,
+        ..Shape::typed("array", "array")
     };
 }
 
@@ -343,6 +417,7 @@ impl<V: Schema> Schema for BTreeMap<String, V> {
 
     const SHAPE: Shape = Shape {
         additional_properties: Some(&V::SHAPE),
+        raw_bytes: V::SHAPE.raw_bytes,
         ..Shape::typed("BTreeMap", "object")
     };
 }
@@ -358,6 +433,7 @@ impl<V: Schema, S> Schema for HashMap<String, V, S> {
 
     const SHAPE: Shape = Shape {
         additional_properties: Some(&V::SHAPE),
+        raw_bytes: V::SHAPE.raw_bytes,
         ..Shape::typed("HashMap", "object")
     };
 }
@@ -377,14 +453,16 @@ impl Schema for serde_json::Value {
     };
 }
 
-/// `Vec<u8>` fields are base64 strings on the wire (the macros add the serde adapter), as
-/// Go's `[]byte`; the field's node is this one rather than `Vec<u8>`'s array of integers.
-pub fn bytes() -> Node {
+/// `Vec<u8>`: a base64 string (the macros add the serde adapter), as Go's `[]byte`.
+fn bytes() -> Node {
     Node::inline(typed("string", Some("byte")))
 }
 
-/// The compile-time shape of a base64 `Vec<u8>` field.
-pub const BYTES: Shape = Shape::typed("Vec<u8>", "string");
+/// The compile-time shape of `Vec<u8>`.
+const BYTES: Shape = Shape {
+    raw_bytes: true,
+    ..Shape::typed("Vec<u8>", "string")
+};
 
 #[cfg(test)]
 mod tests;

@@ -5,7 +5,7 @@
 //! evaluates the checks below in `const` items, so a mistake is a compile error whose
 //! message is built here and whose span is the offending attribute.
 
-use super::marker::{Literal, Marker};
+use super::marker::{Literal, Marker, Needs};
 
 /// The compile-time outline of a type's schema.
 #[derive(Clone, Copy, Debug)]
@@ -22,8 +22,16 @@ pub struct Shape {
     pub items: Option<&'static Shape>,
     /// Fields of a struct, by JSON name.
     pub properties: &'static [(&'static str, &'static Shape)],
+    /// The required fields of a struct, by JSON name.
+    pub required: &'static [&'static str],
+    /// More fields, from the variants of an enum with data (their fields sit beside each
+    /// other in its schema).
+    pub union: &'static [&'static Shape],
     /// Values of a map.
     pub additional_properties: Option<&'static Shape>,
+    /// A `Vec<u8>` (base64 on the wire) is this value or sits in it, not below a named type
+    /// (which has serde of its own): the field needs the base64 adapter.
+    pub raw_bytes: bool,
 }
 
 impl Shape {
@@ -37,7 +45,10 @@ impl Shape {
         enum_: &[],
         items: None,
         properties: &[],
+        required: &[],
+        union: &[],
         additional_properties: None,
+        raw_bytes: false,
     };
 
     /// A known type with `type_` and nothing else.
@@ -70,7 +81,22 @@ impl Shape {
         shape
     }
 
-    const fn is(&self, type_: &str) -> bool {
+    /// The shape of an untagged enum from its variants' ([`check_union`](super::check_union)
+    /// refuses the others): an int-or-string, or an object with the variants' fields.
+    pub const fn untagged(name: &'static str, variants: &'static [&'static Shape]) -> Shape {
+        match variants.first() {
+            Some(first) if !first.is("object") => Shape {
+                int_or_string: true,
+                ..Shape::typed(name, "")
+            },
+            _ => Shape {
+                union: variants,
+                ..Shape::typed(name, "object")
+            },
+        }
+    }
+
+    pub(crate) const fn is(&self, type_: &str) -> bool {
         str_eq(self.type_, type_)
     }
 
@@ -206,11 +232,12 @@ pub const fn check_marker(shape: &Shape, name: &str, marker: &Marker) -> Option<
     }
     let numeric = shape.is("integer") || shape.is("number");
     let textual = shape.is("string") || shape.int_or_string;
-    let wants = match marker {
-        Marker::Maximum(v) | Marker::Minimum(v) | Marker::MultipleOf(v) => {
+    let wants = match marker.needs() {
+        Needs::Nothing => return None,
+        Needs::Bound(v) => {
             if !numeric {
                 "a numeric value"
-            } else if shape.is("integer") && !is_integral(*v) {
+            } else if shape.is("integer") && !is_integral(v) {
                 return Some(
                     Message::new("cannot apply a non-integral ")
                         .push(name)
@@ -220,34 +247,16 @@ pub const fn check_marker(shape: &Shape, name: &str, marker: &Marker) -> Option<
                 return None;
             }
         }
-        Marker::ExclusiveMaximum(_) | Marker::ExclusiveMinimum(_) if !numeric => "a numeric value",
-        Marker::MaxLength(_) | Marker::MinLength(_) | Marker::Pattern(_) if !textual => {
-            "a textual value"
-        }
-        Marker::MaxItems(_)
-        | Marker::MinItems(_)
-        | Marker::UniqueItems(_)
-        | Marker::ListType(_)
-        | Marker::ListMapKey(_)
-            if !shape.is("array") =>
-        {
-            "an array"
-        }
-        Marker::MaxProperties(_) | Marker::MinProperties(_) | Marker::MapType(_)
-            if !shape.is("object") =>
-        {
-            "an object"
-        }
+        Needs::Numeric if !numeric => "a numeric value",
+        Needs::Textual if !textual => "a textual value",
+        Needs::Array if !shape.is("array") => "an array",
+        Needs::Object | Needs::Map if !shape.is("object") => "an object",
         // A map is an object with values and no fields; a struct is an object with fields.
-        Marker::MapType(_)
-            if shape.additional_properties.is_none() && !shape.preserve_unknown_fields =>
-        {
+        Needs::Map if shape.additional_properties.is_none() && !shape.preserve_unknown_fields => {
             "a map"
         }
-        Marker::StructType(_) if !(shape.is("object") || shape.type_.is_empty()) => "an object",
-        Marker::Default(value) | Marker::DefaultJson(value) => {
-            return check_value(shape, value, Message::new("default"));
-        }
+        Needs::ObjectLike if !(shape.is("object") || shape.type_.is_empty()) => "an object",
+        Needs::Fits(value) => return check_value(shape, &value, Message::new("default")),
         _ => return None,
     };
     Some(
@@ -258,6 +267,20 @@ pub const fn check_marker(shape: &Shape, name: &str, marker: &Marker) -> Option<
             .push(", found ")
             .push(shape.found()),
     )
+}
+
+/// Checks that a field whose type holds a `Vec<u8>` spells it out (`written`), so that the
+/// attribute gave it the base64 adapter: behind a type alias or in an array, serde would
+/// write integers where the schema says base64.
+pub const fn check_bytes(shape: &Shape, written: bool) -> Option<Message> {
+    if shape.raw_bytes && !written {
+        Some(Message::new(
+            "this field's type holds a `Vec<u8>` out of the base64 adapter's reach (behind a type alias, or in an array): \
+             write `Vec<u8>` out, inside `Option`, `Vec`, `Box` or a map with `String` keys, or wrap it in a newtype with `#[kubebuilder::schema]`",
+        ))
+    } else {
+        None
+    }
 }
 
 /// Checks an `items(...)` marker: the node must be an array.
@@ -360,7 +383,9 @@ const fn check_value(shape: &Shape, value: &Literal, what: Message) -> Option<Me
                                 return Some(error);
                             }
                         }
-                        None if !shape.preserve_unknown_fields && !shape.properties.is_empty() => {
+                        None if !(shape.preserve_unknown_fields
+                            || shape.properties.is_empty() && shape.union.is_empty()) =>
+                        {
                             return Some(
                                 what.push(" has a key `")
                                     .push(key)
@@ -388,11 +413,19 @@ const fn check_value(shape: &Shape, value: &Literal, what: Message) -> Option<Me
     }
 }
 
-const fn property(shape: &Shape, name: &str) -> Option<&'static Shape> {
+/// The field `name` of a struct, or of one of an enum's variants.
+pub(crate) const fn property(shape: &Shape, name: &str) -> Option<&'static Shape> {
     let mut i = 0;
     while i < shape.properties.len() {
         if str_eq(shape.properties[i].0, name) {
             return Some(shape.properties[i].1);
+        }
+        i += 1;
+    }
+    let mut i = 0;
+    while i < shape.union.len() {
+        if let Some(found) = property(shape.union[i], name) {
+            return Some(found);
         }
         i += 1;
     }

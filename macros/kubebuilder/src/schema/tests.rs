@@ -48,6 +48,7 @@ impl Schema for Pair {
                 schema: field(i32::node(), "", &[], &[]),
                 required: true,
                 inline: false,
+                markers: &[],
             }],
             &[Marker::XValidation(rule)],
         )
@@ -92,8 +93,38 @@ fn rust_types_map_as_go_types() {
         json!({"x-kubernetes-preserve-unknown-fields": true})
     );
     assert_eq!(
-        to_json(&bytes().resolve()),
+        to_json(&Vec::<u8>::schema()),
         json!({"type": "string", "format": "byte"})
+    );
+}
+
+#[test]
+fn bytes_are_base64_strings_wherever_they_are() {
+    let bytes = json!({"type": "string", "format": "byte"});
+    assert_eq!(
+        to_json(&BTreeMap::<String, Vec<u8>>::schema()),
+        json!({"type": "object", "additionalProperties": bytes})
+    );
+    assert_eq!(
+        to_json(&Vec::<Option<Vec<u8>>>::schema()),
+        json!({"type": "array", "items": bytes})
+    );
+    const {
+        assert!(Vec::<u8>::SHAPE.raw_bytes && BTreeMap::<String, Vec<u8>>::SHAPE.raw_bytes);
+        assert!(!Vec::<u16>::SHAPE.raw_bytes);
+    }
+}
+
+#[test]
+fn fixed_size_arrays_are_lists_of_exactly_their_length() {
+    assert_eq!(
+        to_json(&<[i32; 3]>::schema()),
+        json!({"type": "array", "items": {"type": "integer", "format": "int32"}, "minItems": 3, "maxItems": 3})
+    );
+    // Go's `[N]byte` is a list of integers too.
+    assert_eq!(
+        to_json(&<[u8; 2]>::schema()),
+        json!({"type": "array", "items": {"type": "integer"}, "minItems": 2, "maxItems": 2})
     );
 }
 
@@ -250,10 +281,10 @@ fn defaults_examples_titles_and_docs() {
             &[
                 Marker::Example(Literal::Map(&[("k", Literal::String("v"))])),
                 Marker::Title("T"),
-                Marker::ExternalDocs {
+                Marker::ExternalDocs(Docs {
                     url: "https://x.io",
                     description: ""
-                },
+                }),
                 Marker::Nullable,
             ],
             &[]
@@ -346,18 +377,21 @@ fn objects_sort_required_and_merge_flattened_fields() {
                 schema: String::schema(),
                 required: true,
                 inline: false,
+                markers: &[],
             },
             Property {
                 name: "pair",
                 schema: Pair::schema(),
                 required: false,
                 inline: true,
+                markers: &[],
             },
             Property {
                 name: "b",
                 schema: String::schema(),
                 required: true,
                 inline: false,
+                markers: &[],
             },
         ],
         &[],

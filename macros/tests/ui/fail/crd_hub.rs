@@ -25,6 +25,27 @@ mod v2 {
     pub struct Thing2Spec {
         pub n: i32,
     }
+
+    // The conversions `hub =` asks for (crd_hub_without_spoke.rs: without them).
+    impl kubebuilder::conversion::Spoke<super::v1::Thing> for Thing {
+        fn to_hub(self) -> Result<super::v1::Thing, kubebuilder::conversion::ConversionError> {
+            kubebuilder::conversion::by_field_names(self)
+        }
+
+        fn from_hub(hub: super::v1::Thing) -> Result<Self, kubebuilder::conversion::ConversionError> {
+            kubebuilder::conversion::by_field_names(hub)
+        }
+    }
+
+    impl kubebuilder::conversion::Spoke<super::v1::Other> for Thing2 {
+        fn to_hub(self) -> Result<super::v1::Other, kubebuilder::conversion::ConversionError> {
+            kubebuilder::conversion::by_field_names(self)
+        }
+
+        fn from_hub(hub: super::v1::Other) -> Result<Self, kubebuilder::conversion::ConversionError> {
+            kubebuilder::conversion::by_field_names(hub)
+        }
+    }
 }
 
 fn main() {}

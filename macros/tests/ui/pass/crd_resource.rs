@@ -50,6 +50,17 @@ mod v2 {
     pub struct WidgetSpec {
         pub size: i32,
     }
+
+    // `hub =` asks for the conversion.
+    impl kubebuilder::conversion::Spoke<super::v1::Widget> for Widget {
+        fn to_hub(self) -> Result<super::v1::Widget, kubebuilder::conversion::ConversionError> {
+            kubebuilder::conversion::by_field_names(self)
+        }
+
+        fn from_hub(hub: super::v1::Widget) -> Result<Self, kubebuilder::conversion::ConversionError> {
+            kubebuilder::conversion::by_field_names(hub)
+        }
+    }
 }
 
 mod v3 {
@@ -65,6 +76,16 @@ mod v3 {
         deprecatedversion,
     )]
     pub struct WidgetSpec {}
+
+    impl kubebuilder::conversion::Spoke<super::v1::Widget> for Widget {
+        fn to_hub(self) -> Result<super::v1::Widget, kubebuilder::conversion::ConversionError> {
+            Err(kubebuilder::conversion::ConversionError::new("spec", "v3alpha1 has no replicas"))
+        }
+
+        fn from_hub(hub: super::v1::Widget) -> Result<Self, kubebuilder::conversion::ConversionError> {
+            kubebuilder::conversion::by_field_names(hub)
+        }
+    }
 }
 
 fn assert_cluster_resource<
@@ -173,4 +194,23 @@ fn main() {
         json!("Widget is the Schema for the widgetz API.")
     );
     assert_eq!(<v2::Widget as CustomResource>::VERSION.storage, false);
+
+    // A version with a hub makes the CRD convert through the webhook server...
+    assert_eq!(
+        crd["spec"]["conversion"],
+        json!({"strategy": "Webhook", "webhook": {
+            "clientConfig": {"service": {"name": "webhook-service", "namespace": "system", "path": "/convert"}},
+            "conversionReviewVersions": ["v1"]}})
+    );
+    // ...which converts any version to any other through the hub, or says why not.
+    let v2_widget = json!({"apiVersion": "example.kubebuilder.io/v2", "kind": "Widget",
+                           "metadata": {"name": "w"}, "spec": {"size": 3}});
+    let in_v1 = kubebuilder::conversion::convert(v2_widget.clone(), "example.kubebuilder.io/v1");
+    let error = in_v1.unwrap_err();
+    assert!(error.message.contains("cannot decode Widget v1"), "{error}");
+    let v1_widget = serde_json::to_value(&widget).unwrap();
+    let in_v3 = kubebuilder::conversion::convert(v1_widget.clone(), "example.kubebuilder.io/v3alpha1").unwrap();
+    assert_eq!(in_v3["apiVersion"], json!("example.kubebuilder.io/v3alpha1"));
+    let back = kubebuilder::conversion::convert(in_v3, "example.kubebuilder.io/v1").unwrap_err();
+    assert_eq!(back.to_string(), "spec: v3alpha1 has no replicas");
 }

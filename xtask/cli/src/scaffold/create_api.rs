@@ -1,5 +1,6 @@
 //! `cargo xtask create api`: a kind's types, its reconciler, their registration and a
-//! sample, as `kubebuilder create api` scaffolds them.
+//! sample, as `kubebuilder create api` scaffolds them. A new version of an existing kind
+//! is not served until it converts (see `versions`).
 
 use std::path::Path;
 
@@ -10,6 +11,7 @@ use super::names::{self, Kind};
 use super::plan::Plan;
 use super::project::{self, Api};
 use super::templates::{self, kind as template};
+use super::versions;
 use super::{KindArgs, insert_rendered, kind_values, read_project_for, render_into};
 use crate::manifests;
 
@@ -25,10 +27,11 @@ pub struct Args {
     #[arg(long, default_value = "true", value_name = "BOOL", num_args = 0..=1,
           require_equals = true, default_missing_value = "true", action = ArgAction::Set)]
     pub resource: bool,
-    /// Scaffold the reconciler (`--controller=false`: types only).
-    #[arg(long, default_value = "true", value_name = "BOOL", num_args = 0..=1,
-          require_equals = true, default_missing_value = "true", action = ArgAction::Set)]
-    pub controller: bool,
+    /// Scaffold the reconciler (`--controller=false`: types only). By default, unless
+    /// another version of the kind has one: a kind has one controller.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", action = ArgAction::Set)]
+    pub controller: Option<bool>,
     /// The resource name, when the default plural of the kind does not fit.
     #[arg(long)]
     pub plural: Option<String>,
@@ -49,7 +52,17 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
     if let Some(plural) = &args.plural {
         names::validate_plural(plural)?;
     }
-    if !args.resource && !args.controller {
+    let other_versions: Vec<String> = project
+        .versions_of(group, kind)
+        .filter(|r| r.version != *version && r.api.is_some())
+        .map(|r| r.version.clone())
+        .collect();
+    let wants_controller = args.controller.unwrap_or_else(|| {
+        !project
+            .versions_of(group, kind)
+            .any(|r| r.version != *version && r.controller)
+    });
+    if !args.resource && !wants_controller {
         bail!("nothing to scaffold: --resource=false and --controller=false");
     }
 
@@ -88,7 +101,7 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
             ),
         }
     };
-    if args.controller
+    if wants_controller
         && !args.force
         && project
             .versions_of(&kind.group, &kind.kind)
@@ -101,11 +114,17 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
         );
     }
 
-    let values = kind_values(&kind, &project.project_name);
+    let mut values = kind_values(&kind, &project.project_name);
+    if args.resource && !other_versions.is_empty() {
+        let hub = versions::storage_version(&mut plan, &kind.kind, &other_versions)?;
+        values = values.with("hub", hub.as_str());
+        let unserved = templates::render(template::UNSERVED_VERSION_ARGS, &values);
+        values = values.with("version_args", unserved);
+    }
     if args.resource {
         plan_types(&mut plan, &kind, &values, args.force)?;
     }
-    if args.controller {
+    if wants_controller {
         plan_controller(&mut plan, &kind, &values, args.force)?;
     }
 
@@ -118,7 +137,7 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
         resource.path = Some(format!("api::{}", kind.version));
         resource.plural = (kind.plural != names::plural(&kind.kind)).then(|| kind.plural.clone());
     }
-    resource.controller |= args.controller;
+    resource.controller |= wants_controller;
     plan.write(project::FILE, project.to_yaml());
     plan.format_rust()?;
     Ok(plan)

@@ -1,13 +1,16 @@
-//! `cargo xtask create webhook`: a kind's defaulting and validating admission webhooks and
-//! their registration in the manager, as `kubebuilder create webhook` scaffolds them.
+//! `cargo xtask create webhook`: a kind's defaulting and validating admission webhooks, or
+//! the conversion between its versions, and their registration in the manager, as
+//! `kubebuilder create webhook` scaffolds them.
 
 use std::path::Path;
 
 use anyhow::{Result, bail};
 
+use super::names::Kind;
 use super::plan::Plan;
-use super::project::{self, Webhooks};
-use super::templates::{self, kind as template};
+use super::project::{self, Project, Webhooks};
+use super::templates::{self, Values, kind as template};
+use super::versions;
 use super::{KindArgs, insert_rendered, kind_values, read_project_for, render_into};
 
 #[derive(clap::Args, Clone, Debug)]
@@ -20,7 +23,14 @@ pub struct Args {
     /// A validating webhook.
     #[arg(long)]
     pub programmatic_validation: bool,
-    /// Write webhook.rs again (with the webhooks PROJECT records plus the requested ones).
+    /// Conversion between the kind's versions: `--version` is the hub (the storage
+    /// version), and each `--spoke` converts through it.
+    #[arg(long)]
+    pub conversion: bool,
+    /// A version that converts through the hub (with `--conversion`; repeatable).
+    #[arg(long = "spoke", value_name = "VERSION", requires = "conversion")]
+    pub spokes: Vec<String>,
+    /// Write the webhook module (or a conversion) again.
     #[arg(long)]
     pub force: bool,
 }
@@ -34,8 +44,14 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
         version,
         kind,
     } = &args.kind;
-    if !args.defaulting && !args.programmatic_validation {
-        bail!("nothing to scaffold: pass --defaulting, --programmatic-validation or both");
+    if !args.defaulting && !args.programmatic_validation && !args.conversion {
+        bail!(
+            "nothing to scaffold: pass --defaulting, --programmatic-validation, --conversion \
+             or several"
+        );
+    }
+    if args.conversion && args.spokes.is_empty() {
+        bail!("--conversion needs the versions that convert: --spoke <version>");
     }
     let full_group = format!("{group}.{}", project.domain);
     let Some(resource) = project
@@ -47,60 +63,18 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
              `cargo xtask create api`"
         );
     };
-    let recorded = resource.webhooks.clone().unwrap_or_default();
-    for (requested, exists, what) in [
-        (args.defaulting, recorded.defaulting, "defaulting"),
-        (
-            args.programmatic_validation,
-            recorded.validation,
-            "validating",
-        ),
-    ] {
-        if requested && exists && !args.force {
-            bail!(
-                "the {what} webhook of {full_group}/{version} {kind} already exists (see \
-                 PROJECT); pass --force to write webhook.rs again"
-            );
-        }
-    }
-    let webhooks = Webhooks {
-        defaulting: recorded.defaulting || args.defaulting,
-        validation: recorded.validation || args.programmatic_validation,
-        webhook_version: "v1".to_owned(),
-    };
-
     let kind = resource.kind();
-    let values = webhook_values(kind_values(&kind, &project.project_name), &webhooks);
-    let dir = format!("controller/src/{}", kind.snake());
-    plan.create(
-        &format!("{dir}/webhook.rs"),
-        webhook_module(&values, &webhooks),
-        args.force,
-    )?;
-    let module = format!("{dir}/mod.rs");
-    if !plan.exists(&module) {
-        // A kind without a controller: the module holds the webhooks alone.
-        render_into(&mut plan, &module, template::WEBHOOK_ONLY_MOD_RS, &values);
-        insert_rendered(
-            &mut plan,
-            "controller/src/lib.rs",
-            template::MODULES_MARKER,
-            template::KIND_MODULE_LINE,
-            &values,
-        )?;
+    let mut webhooks = resource.webhooks.clone().unwrap_or_else(|| Webhooks {
+        webhook_version: "v1".to_owned(),
+        ..Webhooks::default()
+    });
+    let values = kind_values(&kind, &project.project_name);
+    if args.defaulting || args.programmatic_validation {
+        plan_admission(&mut plan, &project, &kind, args, &mut webhooks, &values)?;
     }
-    plan.insert_at_marker(
-        &module,
-        template::SUBMODULES_MARKER,
-        template::WEBHOOK_MODULE_LINE,
-    )?;
-    insert_rendered(
-        &mut plan,
-        "controller/src/main.rs",
-        template::WEBHOOKS_MARKER,
-        template::WEBHOOK_REGISTRATION_LINE,
-        &values,
-    )?;
+    if args.conversion {
+        plan_conversion(&mut plan, &project, &kind, args, &mut webhooks, &values)?;
+    }
 
     project
         .resource_mut(&kind.group, &kind.version, &kind.kind)
@@ -110,22 +84,201 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
     Ok(plan)
 }
 
+/// The defaulting and validating webhooks: the kind's webhook module and its registration.
+fn plan_admission(
+    plan: &mut Plan,
+    project: &Project,
+    kind: &Kind,
+    args: &Args,
+    webhooks: &mut Webhooks,
+    values: &Values,
+) -> Result<()> {
+    for (requested, exists, what) in [
+        (args.defaulting, webhooks.defaulting, "defaulting"),
+        (
+            args.programmatic_validation,
+            webhooks.validation,
+            "validating",
+        ),
+    ] {
+        if requested && exists && !args.force {
+            bail!(
+                "the {what} webhook of {}/{} {} already exists (see PROJECT); pass --force to \
+                 write its module again",
+                kind.full_group(),
+                kind.version,
+                kind.kind
+            );
+        }
+    }
+    webhooks.defaulting |= args.defaulting;
+    webhooks.validation |= args.programmatic_validation;
+
+    let module_name = webhook_module(project, kind);
+    let values =
+        webhook_values(values.clone(), webhooks).with("webhook_module", module_name.as_str());
+    let dir = format!("controller/src/{}", kind.snake());
+    plan.create(
+        &format!("{dir}/{module_name}.rs"),
+        webhook_module_text(&values, webhooks),
+        args.force,
+    )?;
+    let module = format!("{dir}/mod.rs");
+    if !plan.exists(&module) {
+        // A kind without a controller: the module holds the webhooks alone.
+        render_into(plan, &module, template::WEBHOOK_ONLY_MOD_RS, &values);
+        insert_rendered(
+            plan,
+            "controller/src/lib.rs",
+            template::MODULES_MARKER,
+            template::KIND_MODULE_LINE,
+            &values,
+        )?;
+    }
+    insert_rendered(
+        plan,
+        &module,
+        template::SUBMODULES_MARKER,
+        template::WEBHOOK_MODULE_LINE,
+        &values,
+    )?;
+    insert_rendered(
+        plan,
+        "controller/src/main.rs",
+        template::WEBHOOKS_MARKER,
+        template::WEBHOOK_REGISTRATION_LINE,
+        &values,
+    )
+}
+
+/// The module of a version's admission webhooks: `webhook` for the first version of the
+/// kind that has any, `webhook_<version>` for the others.
+fn webhook_module(project: &Project, kind: &Kind) -> String {
+    let first = project
+        .versions_of(&kind.group, &kind.kind)
+        .find(|r| {
+            r.webhooks
+                .as_ref()
+                .is_some_and(|w| w.defaulting || w.validation)
+        })
+        .map(|r| r.version.as_str());
+    match first {
+        Some(first) if first != kind.version => format!("webhook_{}", kind.version),
+        _ => "webhook".to_owned(),
+    }
+}
+
+/// The conversion: each spoke's `Spoke` impl beside its types, which then name the hub
+/// (and so are served), the conversion endpoint on the manager, and cert-manager's CA
+/// injection into the CRD.
+fn plan_conversion(
+    plan: &mut Plan,
+    project: &Project,
+    kind: &Kind,
+    args: &Args,
+    webhooks: &mut Webhooks,
+    values: &Values,
+) -> Result<()> {
+    let hub = &kind.version;
+    let versions: Vec<String> = project
+        .versions_of(&kind.group, &kind.kind)
+        .filter(|r| r.api.is_some())
+        .map(|r| r.version.clone())
+        .collect();
+    let storage = versions::storage_version(plan, &kind.kind, &versions)?;
+    if storage != *hub {
+        bail!(
+            "the hub of a conversion is the storage version: {storage} for {}; run \
+             `cargo xtask create webhook` with --version {storage}",
+            kind.kind
+        );
+    }
+    for spoke in &args.spokes {
+        if spoke == hub || !versions.contains(spoke) {
+            bail!(
+                "--spoke {spoke}: {} has no other version {spoke} (it has {}); create it with \
+                 `cargo xtask create api --version {spoke}`",
+                kind.kind,
+                versions.join(", ")
+            );
+        }
+        if webhooks.spoke.contains(spoke) && !args.force {
+            bail!(
+                "{spoke} of {} converts already (see PROJECT); pass --force to write its \
+                 conversion again",
+                kind.kind
+            );
+        }
+    }
+    let values = values.clone().with("hub", hub.as_str());
+    for spoke in &args.spokes {
+        let values = values.clone().with("version", spoke.as_str());
+        plan.create(
+            &format!("api/src/{spoke}/{}_conversion.rs", kind.snake()),
+            templates::render(template::CONVERSION_RS, &values),
+            args.force,
+        )?;
+        if !webhooks.spoke.contains(spoke) {
+            insert_rendered(
+                plan,
+                &format!("api/src/{spoke}/mod.rs"),
+                template::KINDS_MARKER,
+                template::CONVERSION_MODULE_LINE,
+                &values,
+            )?;
+            let hub_argument = templates::render(template::HUB_ARG, &values);
+            let types = versions::types_path(plan, spoke, &kind.kind)?;
+            versions::make_spoke(plan, &types, spoke, hub_argument.trim_start_matches('\n'))?;
+            webhooks.spoke.push(spoke.clone());
+        }
+    }
+    if !webhooks.conversion {
+        insert_rendered(
+            plan,
+            "controller/src/main.rs",
+            template::WEBHOOKS_MARKER,
+            template::CONVERSION_REGISTRATION_LINE,
+            &values,
+        )?;
+        for (marker, line) in [
+            (
+                template::CRD_CA_INJECTION_NAMESPACE_MARKER,
+                template::CRD_CA_INJECTION_NAMESPACE_LINE,
+            ),
+            (
+                template::CRD_CA_INJECTION_NAME_MARKER,
+                template::CRD_CA_INJECTION_NAME_LINE,
+            ),
+        ] {
+            insert_rendered(
+                plan,
+                "config/default/kustomization.yaml",
+                marker,
+                line,
+                &values,
+            )?;
+        }
+        webhooks.conversion = true;
+    }
+    Ok(())
+}
+
 /// The placeholders that depend on which webhooks the module holds.
-fn webhook_values(values: templates::Values, webhooks: &Webhooks) -> templates::Values {
+fn webhook_values(values: Values, webhooks: &Webhooks) -> Values {
     let (doc, imports, types) = match (webhooks.defaulting, webhooks.validation) {
         (true, true) => (
             "a defaulter and a validator",
-            "self as admission, FieldError, FieldPath, Warnings, Webhooks",
+            "self as admission, AdmissionContext, FieldError, FieldPath, Warnings, Webhooks",
             ".defaulter(Defaulter).validator(Validator)",
         ),
         (true, false) => (
             "a defaulter",
-            "self as admission, FieldError, Webhooks",
+            "self as admission, AdmissionContext, FieldError, Webhooks",
             ".defaulter(Defaulter)",
         ),
         _ => (
             "a validator",
-            "self as admission, FieldError, FieldPath, Warnings, Webhooks",
+            "self as admission, AdmissionContext, FieldError, FieldPath, Warnings, Webhooks",
             ".validator(Validator)",
         ),
     };
@@ -135,8 +288,8 @@ fn webhook_values(values: templates::Values, webhooks: &Webhooks) -> templates::
         .with("webhook_types", types)
 }
 
-/// `webhook.rs` with a section per webhook.
-fn webhook_module(values: &templates::Values, webhooks: &Webhooks) -> String {
+/// The webhook module with a section per webhook.
+fn webhook_module_text(values: &Values, webhooks: &Webhooks) -> String {
     let mut module = templates::render(template::WEBHOOK_RS, values);
     if webhooks.defaulting {
         module += &templates::render(template::DEFAULTER_RS, values);

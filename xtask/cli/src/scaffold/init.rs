@@ -229,12 +229,14 @@ mod tests {
              std::sync::Arc::new(kubebuilder_runtime::SystemClock));",
         )
         .unwrap();
-        plan.insert_at_marker(
-            "main.rs",
-            WEBHOOKS_MARKER,
+        for line in [
             "manager = manager.webhooks(controller::cronjob::webhook::webhooks());",
-        )
-        .unwrap();
+            "manager = manager.webhooks(controller::cronjob::webhook_v2::webhooks());",
+            "manager = manager.conversion::<api::v1::CronJob>();",
+        ] {
+            plan.insert_at_marker("main.rs", WEBHOOKS_MARKER, line)
+                .unwrap();
+        }
         plan.format_rust().unwrap();
         assert_eq!(
             plan.read("main.rs").unwrap().unwrap(),
@@ -242,8 +244,16 @@ mod tests {
         );
     }
 
-    /// The kustomization entries `manifests` and `create api` add for `kinds`.
+    /// The kustomization entries `manifests` and `create api` add for `kinds` (once per kind
+    /// for CRDs and roles, once per version for samples).
     fn kind_entries(path: &str, kinds: &[Kind]) -> Vec<String> {
+        let mut entries = kind_entries_per_version(path, kinds);
+        let mut seen = BTreeSet::new();
+        entries.retain(|entry| seen.insert(entry.clone()));
+        entries
+    }
+
+    fn kind_entries_per_version(path: &str, kinds: &[Kind]) -> Vec<String> {
         match path {
             "crd/kustomization.yaml" => kinds
                 .iter()
@@ -264,6 +274,39 @@ mod tests {
         }
     }
 
+    /// `config/default/kustomization.yaml` with the CA injection `create webhook
+    /// --conversion` adds for each kind that converts; other files as they are.
+    fn with_ca_injection(
+        path: &str,
+        text: String,
+        converting: &[Kind],
+        project: &Project,
+    ) -> String {
+        use crate::scaffold::templates::kind as template;
+        if path != "default/kustomization.yaml" {
+            return text;
+        }
+        let mut plan = crate::scaffold::plan::Plan::new(Path::new("/nonexistent"));
+        plan.write(path, text);
+        for kind in converting {
+            let values = crate::scaffold::kind_values(kind, &project.project_name);
+            for (marker, line) in [
+                (
+                    template::CRD_CA_INJECTION_NAMESPACE_MARKER,
+                    template::CRD_CA_INJECTION_NAMESPACE_LINE,
+                ),
+                (
+                    template::CRD_CA_INJECTION_NAME_MARKER,
+                    template::CRD_CA_INJECTION_NAME_LINE,
+                ),
+            ] {
+                let line = templates::render(line, &values);
+                plan.insert_at_marker(path, marker, &line).unwrap();
+            }
+        }
+        plan.read(path).unwrap().unwrap()
+    }
+
     #[test]
     fn our_config_is_the_init_config_with_the_cronjob_listed() {
         let project = our_project();
@@ -272,11 +315,18 @@ mod tests {
             .iter()
             .map(project::Resource::kind)
             .collect();
+        let converting: Vec<Kind> = project
+            .resources
+            .iter()
+            .filter(|r| r.webhooks.as_ref().is_some_and(|w| w.conversion))
+            .map(project::Resource::kind)
+            .collect();
         for (path, template) in config::FILES {
             let rendered = templates::render(template, &our_values(&project));
-            let expected = manifests::with_resources(&rendered, &kind_entries(path, &kinds))
+            let listed = manifests::with_resources(&rendered, &kind_entries(path, &kinds))
                 .unwrap()
                 .unwrap_or(rendered);
+            let expected = with_ca_injection(path, listed, &converting, &project);
             assert_eq!(expected, ours(&format!("config/{path}")), "config/{path}");
         }
 

@@ -15,6 +15,7 @@ pub mod names;
 pub mod plan;
 pub mod project;
 pub mod templates;
+mod versions;
 
 use std::path::Path;
 
@@ -143,9 +144,11 @@ fn kind_values(kind: &names::Kind, project_name: &str) -> Values {
     } else {
         format!("\n    resource({}),", resource_args.join(", "))
     };
-    let (watched_api, status_api, test_api, scope_imports) = if kind.namespaced {
+    // A namespaced kind's controller is built on the manager's shared cache; a
+    // cluster-scoped one watches on its own (one watch, whatever `--namespace` says).
+    let (watched, status_api, test_api, scope_imports) = if kind.namespaced {
         (
-            format!("scope.api::<{}>()", kind.kind),
+            format!("scope.controller_for::<{}>()", kind.kind),
             format!(
                 "Api::namespaced(self.client.clone(), &{snake}.namespace().unwrap_or_default())"
             ),
@@ -154,10 +157,13 @@ fn kind_values(kind: &names::Kind, project_name: &str) -> Values {
         )
     } else {
         (
-            format!("Api::<{}>::all(scope.client().clone())", kind.kind),
+            format!(
+                "Controller::new(Api::<{}>::all(scope.client().clone()), watcher::Config::default())",
+                kind.kind
+            ),
             "Api::all(self.client.clone())".to_owned(),
             "Api::all(client)",
-            "use kube::api::Api;\n",
+            "use kube::api::Api;\nuse kube::runtime::controller::Controller;\nuse kube::runtime::watcher;\n",
         )
     };
     Values::default()
@@ -170,10 +176,12 @@ fn kind_values(kind: &names::Kind, project_name: &str) -> Values {
         .with("full_group", kind.full_group())
         .with("version", kind.version.as_str())
         .with("resource_args", resource_args)
-        .with("watched_api", watched_api)
+        .with("watched", watched)
         .with("status_api", status_api)
         .with("test_api", test_api)
         .with("scope_imports", scope_imports)
         .with("mutating_path", kind.webhook_path(true))
         .with("validating_path", kind.webhook_path(false))
+        .with("version_args", "")
+        .with("webhook_module", "webhook")
 }

@@ -69,6 +69,11 @@ pub struct Webhooks {
     pub defaulting: bool,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub validation: bool,
+    /// Conversion through this version (the hub) from each of `spoke`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub conversion: bool,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spoke: Vec<String>,
     pub webhook_version: String,
 }
 
@@ -179,9 +184,14 @@ mod tests {
             Some(Webhooks {
                 defaulting: true,
                 validation: true,
+                conversion: true,
+                spoke: vec!["v2".into()],
                 webhook_version: "v1".into()
             })
         );
+        let v2 = project.resource("batch", "v2", "CronJob").unwrap();
+        assert!(!v2.controller);
+        assert_eq!(v2.path.as_deref(), Some("api::v2"));
     }
 
     #[test]

@@ -87,6 +87,23 @@ nameReference:
         r#"# The CustomResourceDefinitions of the project. `cargo xtask manifests` writes one file per
 # kind into bases/ and adds it below when the kind is new; the rest of this file is yours.
 resources: []
+
+# The CRDs of kinds that convert call the webhook Service: keep the reference when
+# namePrefix renames the Service.
+configurations:
+- kustomizeconfig.yaml
+"#,
+    ),
+    (
+        "crd/kustomizeconfig.yaml",
+        r#"# A CRD's conversion webhook names the webhook Service; keep the reference when namePrefix
+# renames the Service (kustomize's namespace transformer moves its namespace).
+nameReference:
+- kind: Service
+  fieldSpecs:
+  - kind: CustomResourceDefinition
+    group: apiextensions.k8s.io
+    path: spec/conversion/webhook/clientConfig/service/name
 "#,
     ),
     (
@@ -158,7 +175,8 @@ patches:
     kind: Deployment
 
 # cert-manager wiring: the certificates name the Services they serve, and the webhook
-# configurations ask cert-manager to inject the webhook certificate's CA.
+# configurations and the CRDs of kinds that convert ask cert-manager to inject the webhook
+# certificate's CA.
 replacements:
 - source:
     kind: Service
@@ -255,6 +273,8 @@ replacements:
       delimiter: /
       index: 0
       create: true
+  # The CRDs of kinds that convert (`cargo xtask create webhook --conversion` adds them):
+  # +kubebuilder:scaffold:crd-ca-injection-namespace
 - source:
     kind: Certificate
     group: cert-manager.io
@@ -278,6 +298,8 @@ replacements:
       delimiter: /
       index: 1
       create: true
+  # The CRDs of kinds that convert (`cargo xtask create webhook --conversion` adds them):
+  # +kubebuilder:scaffold:crd-ca-injection-name
 "#,
     ),
     (
@@ -390,6 +412,9 @@ spec:
       containers:
       - name: manager
         image: controller:latest
+        # Never pull an image the node already has (kind's and the local node's images
+        # are loaded, not pulled; `:latest` would otherwise mean Always).
+        imagePullPolicy: IfNotPresent
         command:
         - /manager
         args:

@@ -6,8 +6,9 @@
 //!
 //! Placeholders: `kind` (`Frigate`), `kind_snake` (`frigate`), `kind_lower`, `plural`, `group`
 //! (`ship`), `full_group` (`ship.example.com`), `version`, `project_name`, and the pieces that
-//! depend on the options: `resource_args`, `watched_api`, `status_api`, `test_api`, `scope_imports`,
-//! `mutating_path`, `validating_path`, `webhook_imports`, `webhook_doc`, `webhook_types`.
+//! depend on the options: `resource_args`, `watched`, `status_api`, `test_api`, `scope_imports`,
+//! `mutating_path`, `validating_path`, `webhook_module`, `webhook_imports`, `webhook_doc`,
+//! `webhook_types`, `version_args`, and `hub` (a kind's storage version) for conversion.
 
 /// The scaffold markers: a comment line that `create` adds lines above.
 pub const VERSIONS_MARKER: &str = "// +kubebuilder:scaffold:versions";
@@ -32,10 +33,81 @@ pub const KIND_MODULE_LINE: &str = "pub mod {{kind_snake}};";
 pub const CONTROLLER_REGISTRATION_LINE: &str =
     "manager = controller::{{kind_snake}}::setup_with_manager(manager);";
 pub const WEBHOOK_REGISTRATION_LINE: &str =
-    "manager = manager.webhooks(controller::{{kind_snake}}::webhook::webhooks());";
+    "manager = manager.webhooks(controller::{{kind_snake}}::{{webhook_module}}::webhooks());";
 
-/// `controller/src/<kind>/mod.rs`: the webhook module.
-pub const WEBHOOK_MODULE_LINE: &str = "pub mod webhook;";
+/// `controller/src/<kind>/mod.rs`: the webhook module (`webhook`, or `webhook_<version>`
+/// beside another version's).
+pub const WEBHOOK_MODULE_LINE: &str = "pub mod {{webhook_module}};";
+
+/// `api/src/<spoke>/mod.rs`: the spoke's conversion.
+pub const CONVERSION_MODULE_LINE: &str = "mod {{kind_snake}}_conversion;";
+
+/// `controller/src/main.rs`: conversion between the kind's versions through the hub.
+pub const CONVERSION_REGISTRATION_LINE: &str =
+    "manager = manager.conversion::<api::{{hub}}::{{kind}}>();";
+
+/// `config/default/kustomization.yaml`: cert-manager injects the webhook CA into the CRD of a
+/// kind that converts (the namespace and the name of the serving certificate).
+pub const CRD_CA_INJECTION_NAMESPACE_MARKER: &str =
+    "# +kubebuilder:scaffold:crd-ca-injection-namespace";
+pub const CRD_CA_INJECTION_NAME_MARKER: &str = "# +kubebuilder:scaffold:crd-ca-injection-name";
+pub const CRD_CA_INJECTION_NAMESPACE_LINE: &str = "- {select: {kind: CustomResourceDefinition, name: {{plural}}.{{full_group}}}, fieldPaths: [\"metadata.annotations.[cert-manager.io/inject-ca-from]\"], options: {delimiter: /, index: 0, create: true}}";
+pub const CRD_CA_INJECTION_NAME_LINE: &str = "- {select: {kind: CustomResourceDefinition, name: {{plural}}.{{full_group}}}, fieldPaths: [\"metadata.annotations.[cert-manager.io/inject-ca-from]\"], options: {delimiter: /, index: 1, create: true}}";
+
+/// The resource argument of a new version of an existing kind (placeholder `hub`, the
+/// storage version): unserved until `create webhook --conversion` gives it a conversion.
+pub const UNSERVED_VERSION_ARGS: &str = "
+    // Not served until it converts to {{hub}}, the storage version: `cargo xtask create webhook
+    // --group {{group}} --version {{hub}} --kind {{kind}} --conversion --spoke {{version}}`.
+    unservedversion,";
+
+/// What replaces [`UNSERVED_VERSION_ARGS`] once the version converts.
+pub const HUB_ARG: &str = "
+    hub = crate::{{hub}}::{{kind}},";
+
+/// `api/src/<spoke>/<kind>_conversion.rs` (placeholders `version`: the spoke, and `hub`).
+pub const CONVERSION_RS: &str = r#"//! {{kind}} {{version}} ⇄ {{hub}}, the hub (the storage version): every served version but the
+//! hub converts to and from it, and the apiserver calls this through the manager's
+//! `/convert` webhook whenever a client reads or writes {{version}}.
+//!
+//! The versions have the same fields so far, so they convert by field name. Once they
+//! differ, convert field by field, and carry what {{hub}} cannot hold (in an annotation, say)
+//! so that {{version}} → {{hub}} → {{version}} gives the same object back.
+
+use kubebuilder::conversion::{ConversionError, Spoke, by_field_names};
+
+use super::{{kind}};
+use crate::{{hub}};
+
+impl Spoke<{{hub}}::{{kind}}> for {{kind}} {
+    fn to_hub(self) -> Result<{{hub}}::{{kind}}, ConversionError> {
+        by_field_names(self)
+    }
+
+    fn from_hub(hub: {{hub}}::{{kind}}) -> Result<Self, ConversionError> {
+        by_field_names(hub)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_{{kind_snake}}_comes_back_unchanged_from_{{hub}}() {
+        let {{kind_snake}}: {{kind}} = serde_json::from_value(serde_json::json!({
+            "apiVersion": "{{full_group}}/{{version}}",
+            "kind": "{{kind}}",
+            "metadata": {"name": "sample", "annotations": {"note": "kept"}},
+            "spec": {},
+        }))
+        .unwrap();
+        let hub = {{kind_snake}}.clone().to_hub().unwrap();
+        assert_eq!(hub.metadata, {{kind_snake}}.metadata);
+        assert_eq!({{kind}}::from_hub(hub).unwrap(), {{kind_snake}});
+    }
+}
+"#;
 
 /// A new version module.
 pub const VERSION_MOD_RS: &str = r#"//! Version `{{version}}` of the API.
@@ -57,7 +129,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
     version = "{{version}}",
     kind = "{{kind}}",
     status = {{kind}}Status,{{resource_args}}
-    subresource(status),
+    subresource(status),{{version_args}}
 )]
 pub struct {{kind}}Spec {
     /// An example field, to replace with the fields of the desired state.
@@ -90,9 +162,7 @@ pub mod reconciler;
 use std::sync::Arc;
 
 use api::{{version}}::{{kind}};
-{{scope_imports}}use kube::runtime::controller::Controller;
-use kube::runtime::watcher;
-use kubebuilder_runtime::{ControllerContext, Manager};
+{{scope_imports}}use kubebuilder_runtime::{ControllerContext, Manager};
 
 use self::reconciler::Reconciler;
 
@@ -104,15 +174,14 @@ pub fn setup_with_manager(manager: Manager) -> Manager {
     manager.controller(CONTROLLER_NAME, run)
 }
 
-/// Runs the controller until the manager stops it. Each start (each leadership term)
-/// builds its cache afresh.
+/// Runs the controller until the manager stops it.
 async fn run(context: ControllerContext) {
     let reconciler = Arc::new(Reconciler::new(context.client().clone()));
     context
         .run(
-            // Watch the objects the reconciler creates too (`.owns(...)`), so that their
-            // changes reconcile their owner.
-            |scope| Controller::new({{watched_api}}, watcher::Config::default()),
+            // Watch the objects the reconciler creates too (`.owns_cached::<Child>(scope)`),
+            // so that their changes reconcile their owner.
+            |scope| {{watched}},
             Reconciler::reconcile,
             reconciler,
         )
@@ -311,7 +380,11 @@ const DEFAULT_FOO: &str = "default";
 pub struct Defaulter;
 
 impl admission::Defaulter<{{kind}}> for Defaulter {
-    async fn default(&self, {{kind_snake}}: &mut {{kind}}) -> Result<(), Vec<FieldError>> {
+    async fn default(
+        &self,
+        _: &AdmissionContext<'_>,
+        {{kind_snake}}: &mut {{kind}},
+    ) -> Result<(), Vec<FieldError>> {
         set_defaults(&mut {{kind_snake}}.spec);
         Ok(())
     }
@@ -340,13 +413,19 @@ pub const VALIDATOR_RS: &str = r#"
 pub struct Validator;
 
 impl admission::Validator<{{kind}}> for Validator {
-    async fn validate_create(&self, {{kind_snake}}: &{{kind}}) -> Result<Warnings, Vec<FieldError>> {
+    async fn validate_create(
+        &self,
+        _: &AdmissionContext<'_>,
+        {{kind_snake}}: &{{kind}},
+    ) -> Result<Warnings, Vec<FieldError>> {
         validate(&{{kind_snake}}.spec)
     }
 
-    /// Only the new object matters here; compare it with `_old` for rules about changes.
+    /// Only the new object matters here; compare it with `_old` for rules about changes
+    /// (the context tells who asks, whether it is a dry run, and more).
     async fn validate_update(
         &self,
+        _: &AdmissionContext<'_>,
         _old: &{{kind}},
         {{kind_snake}}: &{{kind}},
     ) -> Result<Warnings, Vec<FieldError>> {

@@ -10,8 +10,10 @@ pub mod workspace;
 pub struct Values(Vec<(&'static str, String)>);
 
 impl Values {
+    /// The values with `name` set to `value` (replacing an earlier value of `name`).
     #[must_use]
     pub fn with(mut self, name: &'static str, value: impl Into<String>) -> Self {
+        self.0.retain(|(existing, _)| *existing != name);
         self.0.push((name, value.into()));
         self
     }

@@ -87,6 +87,11 @@ description = "The APIs of the {{project_name}} operator as Rust types with kube
 [dependencies]
 k8s-openapi.workspace = true
 kubebuilder.workspace = true
+
+[dev-dependencies]
+# The tests need a Kubernetes version (the library itself leaves the choice to binaries).
+k8s-openapi = { workspace = true, features = ["v1_36"] }
+serde_json.workspace = true
 "#;
 
 const API_LIB_RS: &str = r#"//! The APIs of the {{project_name}} operator (groups `<group>.{{domain}}`), one module per
@@ -137,15 +142,12 @@ pub const MAIN_RS: &str = r#"//! The manager of the {{project_name}} operator (k
 //! new ones at the `+kubebuilder:scaffold` markers.
 
 use anyhow::{Context as _, Result};
-use clap::{ArgAction, Parser};
-use kubebuilder_runtime::{Manager, ManagerArgs};
+use clap::Parser;
+use kubebuilder_runtime::{Manager, ManagerArgs, healthz};
 
 /// The leader-election Lease name, as kubebuilder derives it: a hash of the project
 /// (`<domain>/<project name>`), then the domain.
 const LEADER_ELECTION_ID: &str = "{{leader_election_id}}";
-
-/// The name of the webhook configurations registered by `--register-webhooks-on-loopback`.
-const LOOPBACK_WEBHOOKS_NAME: &str = "{{project_name}}-loopback-webhooks";
 
 #[derive(Parser)]
 #[command(
@@ -155,32 +157,22 @@ const LOOPBACK_WEBHOOKS_NAME: &str = "{{project_name}}-loopback-webhooks";
 struct Cli {
     #[command(flatten)]
     manager: ManagerArgs,
-
-    /// For a local control plane: serve the webhooks with a certificate generated for
-    /// 127.0.0.1, register them with the apiserver at https://127.0.0.1:<webhook-port>,
-    /// and remove the registration on shutdown. (In a cluster, config/webhook and
-    /// cert-manager do this.)
-    #[arg(long, default_value = "false", value_name = "BOOL", num_args = 0..=1,
-          require_equals = true, default_missing_value = "true", action = ArgAction::Set,
-          conflicts_with = "webhook_cert_path")]
-    register_webhooks_on_loopback: bool,
 }
 
 #[tokio::main]
 async fn main() -> Result<()> {
     let cli = Cli::parse();
     cli.manager.init_logging()?;
-    let client = kube::Client::try_default()
+    let config = kube::Config::infer()
         .await
         .context("no cluster configured: set KUBECONFIG, write ~/.kube/config or run in a pod")?;
-    let mut manager = Manager::new(client, cli.manager).leader_election_id(LEADER_ELECTION_ID);
+    let mut manager =
+        Manager::from_config(config, cli.manager)?.leader_election_id(LEADER_ELECTION_ID);
     // +kubebuilder:scaffold:controllers
     // +kubebuilder:scaffold:webhooks
-    if cli.register_webhooks_on_loopback {
-        manager = manager
-            .serve_webhooks_on_loopback(LOOPBACK_WEBHOOKS_NAME)
-            .context("generating the loopback webhook certificate")?;
-    }
+    manager = manager
+        .add_healthz_check("healthz", healthz::ping)
+        .add_readyz_check("readyz", healthz::ping);
     manager.run().await.context("the manager failed")
 }
 "#;

@@ -308,7 +308,7 @@ type Docs struct {
 	Plain *Window `json:"plain,omitempty"`
 }
 
-// Rules: CEL rules on fields and types, and the OneOf family.
+// Rules: CEL rules on fields and types, the OneOf family and immutable fields.
 type Rules struct {
 	// +kubebuilder:validation:XValidation:rule="!oldSelf.hasValue() || self.name == oldSelf.value().name",message="name is immutable",reason=FieldValueForbidden,fieldPath=".name",optionalOldSelf=true
 	// +kubebuilder:validation:XValidation:rule="self.port > 0",messageExpression="self.name + ' needs a positive port'",reason=FieldValueInvalid
@@ -322,6 +322,15 @@ type Rules struct {
 
 	// +optional
 	Choice *Choice `json:"choice,omitempty"`
+
+	// key cannot change once set.
+	// +k8s:immutable
+	Key string `json:"key"`
+
+	// lock cannot change once set, nor be removed.
+	// +k8s:immutable
+	// +optional
+	Lock *string `json:"lock,omitempty"`
 }
 
 // Guarded has its own rule, which comes after the field's rules.

@@ -22,6 +22,11 @@ use prometheus_client::registry::{Metric, Registry};
 
 use crate::http::{Body, respond, text};
 
+mod process;
+mod workqueue;
+
+pub use workqueue::Workqueue;
+
 /// controller-runtime's buckets for `controller_runtime_reconcile_time_seconds`.
 const RECONCILE_TIME_BUCKETS: [f64; 40] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9,
@@ -29,7 +34,20 @@ const RECONCILE_TIME_BUCKETS: [f64; 40] = [
     25.0, 30.0, 40.0, 50.0, 60.0,
 ];
 
+/// Prometheus' default buckets, which controller-runtime's webhook latency uses.
+const DEFAULT_BUCKETS: [f64; 11] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
+];
+
+/// client-go's buckets for `rest_client_request_duration_seconds`.
+const REST_CLIENT_BUCKETS: [f64; 12] = [
+    0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0,
+];
+
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+/// The Prometheus text format, what Go's `promhttp` answers a scraper that does not ask
+/// for OpenMetrics (and what `promtool check metrics` reads).
+const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ControllerLabels {
@@ -47,18 +65,51 @@ struct NameLabels {
     name: String,
 }
 
-type HistogramFamily = Family<ControllerLabels, Histogram, fn() -> Histogram>;
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookLabels {
+    webhook: String,
+}
 
-/// The metrics registry a manager serves. Clones share it; register your own metrics
-/// with [`Metrics::register`].
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct WebhookCodeLabels {
+    webhook: String,
+    code: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct RequestLabels {
+    code: String,
+    method: String,
+    host: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct VerbLabels {
+    verb: String,
+    host: String,
+}
+
+type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+
+/// The metrics registry a manager serves, with controller-runtime's and client-go's
+/// names. Clones share it; register your own metrics with [`Metrics::register`].
 #[derive(Clone)]
 pub struct Metrics {
     registry: Arc<Mutex<Registry>>,
     reconcile_total: Family<ResultLabels, Counter>,
     reconcile_errors: Family<ControllerLabels, Counter>,
-    reconcile_time: HistogramFamily,
+    reconcile_panics: Family<ControllerLabels, Counter>,
+    reconcile_time: HistogramFamily<ControllerLabels>,
     active_workers: Family<ControllerLabels, Gauge>,
+    max_concurrent_reconciles: Family<ControllerLabels, Gauge>,
     leader_status: Family<NameLabels, Gauge>,
+    webhook_requests: Family<WebhookCodeLabels, Counter>,
+    webhook_latency: HistogramFamily<WebhookLabels>,
+    webhook_in_flight: Family<WebhookLabels, Gauge>,
+    webhook_panics: Counter,
+    rest_requests: Family<RequestLabels, Counter>,
+    rest_latency: HistogramFamily<VerbLabels>,
+    workqueues: workqueue::Families,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -73,70 +124,136 @@ impl Default for Metrics {
     }
 }
 
+fn reconcile_time_histogram() -> Histogram {
+    Histogram::new(RECONCILE_TIME_BUCKETS)
+}
+
+fn default_histogram() -> Histogram {
+    Histogram::new(DEFAULT_BUCKETS)
+}
+
+fn rest_client_histogram() -> Histogram {
+    Histogram::new(REST_CLIENT_BUCKETS)
+}
+
 impl Metrics {
-    /// A registry holding controller-runtime's controller and leader-election metrics.
+    /// A registry holding controller-runtime's controller, workqueue, webhook and
+    /// leader-election metrics, client-go's REST client metrics, and the process and
+    /// Tokio runtime basics.
     pub fn new() -> Self {
         let mut registry = Registry::default();
-        let reconcile_total = Family::<ResultLabels, Counter>::default();
         // prometheus-client appends `_total` to counters.
+        let metrics = Self {
+            reconcile_total: Family::default(),
+            reconcile_errors: Family::default(),
+            reconcile_panics: Family::default(),
+            reconcile_time: Family::new_with_constructor(reconcile_time_histogram),
+            active_workers: Family::default(),
+            max_concurrent_reconciles: Family::default(),
+            leader_status: Family::default(),
+            webhook_requests: Family::default(),
+            webhook_latency: Family::new_with_constructor(default_histogram),
+            webhook_in_flight: Family::default(),
+            webhook_panics: Counter::default(),
+            rest_requests: Family::default(),
+            rest_latency: Family::new_with_constructor(rest_client_histogram),
+            workqueues: workqueue::Families::register(&mut registry),
+            registry: Arc::default(),
+        };
         registry.register(
             "controller_runtime_reconcile",
             "Total number of reconciliations per controller",
-            reconcile_total.clone(),
+            metrics.reconcile_total.clone(),
         );
-        let reconcile_errors = Family::<ControllerLabels, Counter>::default();
         registry.register(
             "controller_runtime_reconcile_errors",
             "Total number of reconciliation errors per controller",
-            reconcile_errors.clone(),
+            metrics.reconcile_errors.clone(),
         );
-        let reconcile_time: HistogramFamily =
-            Family::new_with_constructor(|| Histogram::new(RECONCILE_TIME_BUCKETS));
+        registry.register(
+            "controller_runtime_reconcile_panics",
+            "Total number of reconciliation panics per controller",
+            metrics.reconcile_panics.clone(),
+        );
         registry.register(
             "controller_runtime_reconcile_time_seconds",
             "Length of time per reconciliation per controller",
-            reconcile_time.clone(),
+            metrics.reconcile_time.clone(),
         );
-        let active_workers = Family::<ControllerLabels, Gauge>::default();
         registry.register(
             "controller_runtime_active_workers",
             "Number of currently used workers per controller",
-            active_workers.clone(),
+            metrics.active_workers.clone(),
         );
-        let leader_status = Family::<NameLabels, Gauge>::default();
+        registry.register(
+            "controller_runtime_max_concurrent_reconciles",
+            "Maximum number of concurrent reconciles per controller",
+            metrics.max_concurrent_reconciles.clone(),
+        );
         registry.register(
             "leader_election_master_status",
             "Gauge of if the reporting system is master of the relevant lease, 0 indicates backup, 1 indicates master. 'name' is the string used to identify the lease.",
-            leader_status.clone(),
+            metrics.leader_status.clone(),
         );
-        Self {
-            registry: Arc::new(Mutex::new(registry)),
-            reconcile_total,
-            reconcile_errors,
-            reconcile_time,
-            active_workers,
-            leader_status,
-        }
+        registry.register(
+            "controller_runtime_webhook_requests",
+            "Total number of admission requests by HTTP status code.",
+            metrics.webhook_requests.clone(),
+        );
+        registry.register(
+            "controller_runtime_webhook_latency_seconds",
+            "Histogram of the latency of processing admission requests",
+            metrics.webhook_latency.clone(),
+        );
+        registry.register(
+            "controller_runtime_webhook_requests_in_flight",
+            "Current number of admission requests being served.",
+            metrics.webhook_in_flight.clone(),
+        );
+        registry.register(
+            "controller_runtime_webhook_panics",
+            "Total number of webhook panics",
+            metrics.webhook_panics.clone(),
+        );
+        registry.register(
+            "rest_client_requests",
+            "Number of HTTP requests, partitioned by status code, method, and host.",
+            metrics.rest_requests.clone(),
+        );
+        registry.register(
+            "rest_client_request_duration_seconds",
+            "Request latency in seconds. Broken down by verb, and host.",
+            metrics.rest_latency.clone(),
+        );
+        registry.register_collector(Box::new(process::Collector));
+        registry.register_collector(Box::new(metrics.workqueues.collector()));
+        *lock(&metrics.registry) = registry;
+        metrics
     }
 
     /// Adds a metric of your own to the registry (served with the others).
     pub fn register(&self, name: &str, help: &str, metric: impl Metric) {
-        self.registry
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .register(name, help, metric);
+        lock(&self.registry).register(name, help, metric);
     }
 
-    /// The reconcile metrics of one controller.
+    /// The reconcile and workqueue metrics of one controller.
     pub fn controller(&self, name: &str) -> ControllerMetrics {
         let labels = ControllerLabels {
             controller: name.to_owned(),
         };
         // Touch the series so a scrape shows the controller before its first reconcile.
         self.active_workers.get_or_create(&labels).set(0);
+        for result in ReconcileResult::ALL {
+            let _ = self.reconcile_total.get_or_create(&ResultLabels {
+                controller: name.to_owned(),
+                result: result.label(),
+            });
+        }
         let _ = self.reconcile_errors.get_or_create(&labels);
+        let _ = self.reconcile_panics.get_or_create(&labels);
         ControllerMetrics {
             metrics: self.clone(),
+            queue: self.workqueues.queue(name),
             labels,
         }
     }
@@ -150,14 +267,62 @@ impl Metrics {
             .set(i64::from(leading));
     }
 
+    /// Counts a webhook request as in flight until the guard is dropped.
+    pub(crate) fn webhook_started(&self, path: &str) -> WebhookInFlight {
+        let labels = WebhookLabels {
+            webhook: path.to_owned(),
+        };
+        let gauge = self.webhook_in_flight.get_or_create_owned(&labels);
+        gauge.inc();
+        WebhookInFlight {
+            metrics: self.clone(),
+            labels,
+            gauge,
+            started: std::time::Instant::now(),
+        }
+    }
+
+    /// Counts a webhook handler's panic.
+    pub(crate) fn webhook_panicked(&self) {
+        self.webhook_panics.inc();
+    }
+
+    /// Records one request to the apiserver (client-go's REST client metrics).
+    pub(crate) fn apiserver_request(&self, method: &str, host: &str, code: &str, took: Duration) {
+        self.rest_requests
+            .get_or_create(&RequestLabels {
+                code: code.to_owned(),
+                method: method.to_owned(),
+                host: host.to_owned(),
+            })
+            .inc();
+        self.rest_latency
+            .get_or_create(&VerbLabels {
+                verb: method.to_owned(),
+                host: host.to_owned(),
+            })
+            .observe(took.as_secs_f64());
+    }
+
     /// The registry in the OpenMetrics text format.
     pub fn encode(&self) -> String {
         let mut out = String::new();
-        let registry = self.registry.lock().unwrap_or_else(PoisonError::into_inner);
-        prometheus_client::encoding::text::encode(&mut out, &registry)
+        prometheus_client::encoding::text::encode(&mut out, &lock(&self.registry))
             .expect("writing to a String cannot fail");
         out
     }
+
+    /// The registry in the Prometheus text format (0.0.4).
+    pub fn encode_prometheus_text(&self) -> String {
+        let mut out = String::new();
+        prometheus_client::encoding::prometheus_text::encode(&mut out, &lock(&self.registry))
+            .expect("writing to a String cannot fail");
+        out
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// How one reconcile ended, as the `result` label of `controller_runtime_reconcile_total`.
@@ -165,7 +330,7 @@ impl Metrics {
 pub enum ReconcileResult {
     /// Done; nothing scheduled.
     Success,
-    /// The reconciler failed.
+    /// The reconciler failed (returned an error, panicked or timed out).
     Error,
     /// Done, and asked to run again at once.
     Requeue,
@@ -174,6 +339,13 @@ pub enum ReconcileResult {
 }
 
 impl ReconcileResult {
+    const ALL: [Self; 4] = [
+        Self::Success,
+        Self::Error,
+        Self::Requeue,
+        Self::RequeueAfter,
+    ];
+
     fn label(self) -> &'static str {
         match self {
             ReconcileResult::Success => "success",
@@ -184,10 +356,11 @@ impl ReconcileResult {
     }
 }
 
-/// The reconcile metrics of one controller.
+/// The reconcile and workqueue metrics of one controller.
 #[derive(Clone, Debug)]
 pub struct ControllerMetrics {
     metrics: Metrics,
+    queue: Workqueue,
     labels: ControllerLabels,
 }
 
@@ -220,6 +393,27 @@ impl ControllerMetrics {
             .get_or_create(&self.labels)
             .observe(took.as_secs_f64());
     }
+
+    /// Sets `controller_runtime_max_concurrent_reconciles`.
+    pub fn set_max_concurrent_reconciles(&self, max: u16) {
+        self.metrics
+            .max_concurrent_reconciles
+            .get_or_create(&self.labels)
+            .set(i64::from(max));
+    }
+
+    /// Counts a reconcile that panicked (it is also recorded as an error).
+    pub fn record_panic(&self) {
+        self.metrics
+            .reconcile_panics
+            .get_or_create(&self.labels)
+            .inc();
+    }
+
+    /// The controller's workqueue metrics.
+    pub fn queue(&self) -> &Workqueue {
+        &self.queue
+    }
 }
 
 /// A busy worker; decrements `controller_runtime_active_workers` when dropped, also when
@@ -230,6 +424,39 @@ pub struct ActiveWorker(Gauge);
 impl Drop for ActiveWorker {
     fn drop(&mut self) {
         self.0.dec();
+    }
+}
+
+/// A webhook request being served; [`WebhookInFlight::finish`] records its code and
+/// latency. Dropped unfinished (the connection went away), it only leaves the in-flight
+/// count.
+#[derive(Debug)]
+pub(crate) struct WebhookInFlight {
+    metrics: Metrics,
+    labels: WebhookLabels,
+    gauge: Gauge,
+    started: std::time::Instant,
+}
+
+impl WebhookInFlight {
+    pub(crate) fn finish(self, code: StatusCode) {
+        self.metrics
+            .webhook_latency
+            .get_or_create(&self.labels)
+            .observe(self.started.elapsed().as_secs_f64());
+        self.metrics
+            .webhook_requests
+            .get_or_create(&WebhookCodeLabels {
+                webhook: self.labels.webhook.clone(),
+                code: code.as_u16().to_string(),
+            })
+            .inc();
+    }
+}
+
+impl Drop for WebhookInFlight {
+    fn drop(&mut self) {
+        self.gauge.dec();
     }
 }
 
@@ -255,7 +482,17 @@ impl MetricsEndpoint {
         }
         match (request.method(), request.uri().path()) {
             (&Method::GET | &Method::HEAD, "/metrics") => {
-                respond(StatusCode::OK, OPENMETRICS, self.metrics.encode())
+                // OpenMetrics when the scraper asks for it (Prometheus does), else the
+                // Prometheus text format, as Go's promhttp negotiates.
+                if accepts_openmetrics(request.headers()) {
+                    respond(StatusCode::OK, OPENMETRICS, self.metrics.encode())
+                } else {
+                    respond(
+                        StatusCode::OK,
+                        PROMETHEUS_TEXT,
+                        self.metrics.encode_prometheus_text(),
+                    )
+                }
             }
             (_, "/metrics") => text(StatusCode::METHOD_NOT_ALLOWED, "method not allowed\n"),
             _ => text(StatusCode::NOT_FOUND, "404 page not found\n"),
@@ -336,6 +573,15 @@ fn verb(method: &Method) -> &'static str {
     }
 }
 
+fn accepts_openmetrics(headers: &HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|media| media.trim().starts_with("application/openmetrics-text"))
+}
+
 fn bearer_token(headers: &HeaderMap) -> Option<&str> {
     let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
     let (scheme, token) = value.split_once(' ')?;
@@ -383,6 +629,26 @@ mod tests {
                 .encode()
                 .contains("controller_runtime_active_workers{controller=\"cronjob\"} 0")
         );
+    }
+
+    #[test]
+    fn a_controller_shows_every_series_at_zero_before_its_first_reconcile() {
+        // As controller-runtime's initMetrics: a scrape before any event still lists the
+        // controller, so alerts on rates and dashboards see it from the start.
+        let metrics = Metrics::new();
+        let _cronjob = metrics.controller("cronjob");
+        let text = metrics.encode();
+        for line in [
+            "controller_runtime_reconcile_total{controller=\"cronjob\",result=\"success\"} 0",
+            "controller_runtime_reconcile_total{controller=\"cronjob\",result=\"error\"} 0",
+            "controller_runtime_reconcile_total{controller=\"cronjob\",result=\"requeue\"} 0",
+            "controller_runtime_reconcile_total{controller=\"cronjob\",result=\"requeue_after\"} 0",
+            "controller_runtime_reconcile_errors_total{controller=\"cronjob\"} 0",
+            "controller_runtime_reconcile_panics_total{controller=\"cronjob\"} 0",
+            "controller_runtime_active_workers{controller=\"cronjob\"} 0",
+        ] {
+            assert!(text.contains(line), "missing {line:?} in\n{text}");
+        }
     }
 
     #[test]

@@ -1,0 +1,623 @@
+//! The manager's shared cache (controller-runtime's `cache.Cache`): one watch per kind and
+//! namespace scope for the whole manager, whatever number of controllers reads or watches
+//! that kind, with a cached reader ([`Cache::get`], [`Cache::list`]) and field indexes
+//! ([`Cache::index_field`], [`ListOptions::matching_field`]).
+//!
+//! Each (kind, scope) is an *informer*: a kube-runtime watcher feeding a reflector
+//! [`Store`], the kind's field indexes, and the trigger streams of the controllers that
+//! watch the kind. An informer starts on first use (a controller built on it, or a read)
+//! and runs until the manager stops. Scopes follow `--namespace`: one informer per
+//! namespace given, or one for the whole cluster (always for cluster-scoped kinds).
+//!
+//! Triggers are sent after the store and the indexes hold the change, so a reconcile
+//! started by a child's event reads that child from the cache. A controller that
+//! subscribes late (a new leadership term) first gets every cached object.
+//!
+//! What an informer keeps of each object can be changed before it starts with
+//! [`Cache::transform`] (drop `managedFields`, say).
+
+use std::any::{Any, TypeId};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt::Debug;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Duration;
+
+use futures::{Stream, StreamExt as _};
+use kube::api::Api;
+use kube::core::{ClusterResourceScope, NamespaceResourceScope, Selector, SelectorExt as _};
+use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
+use kube::runtime::watcher::{self, Event, watcher};
+use kube::runtime::{WatchStreamExt as _, reflector};
+use kube::{Client, Resource, ResourceExt as _};
+use serde::de::DeserializeOwned;
+use tokio::sync::mpsc;
+use tokio_util::sync::{CancellationToken, DropGuard};
+
+/// How long a read waits for an informer's first list before it fails with
+/// [`CacheError::NotSynced`]: long enough for a start-up, short enough to surface a watch
+/// that keeps failing (no permission to list the kind, say).
+pub const READ_SYNC_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The bounds of a kind the cache holds.
+pub trait CachedKind:
+    Resource<DynamicType = (), Scope: CacheScope>
+    + Clone
+    + DeserializeOwned
+    + Debug
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> CachedKind for K where
+    K: Resource<DynamicType = (), Scope: CacheScope>
+        + Clone
+        + DeserializeOwned
+        + Debug
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// The scopes of kinds the cache can watch: namespaced kinds (per `--namespace`, or all
+/// namespaces) and cluster-scoped ones (always the whole cluster).
+pub trait CacheScope: 'static {
+    /// Whether objects of this scope live in namespaces.
+    const NAMESPACED: bool;
+
+    /// The API of `K` in `namespace` (`None`: everywhere).
+    fn api<K>(client: Client, namespace: Option<&str>) -> Api<K>
+    where
+        K: Resource<DynamicType = (), Scope = Self>;
+}
+
+impl CacheScope for NamespaceResourceScope {
+    const NAMESPACED: bool = true;
+
+    fn api<K>(client: Client, namespace: Option<&str>) -> Api<K>
+    where
+        K: Resource<DynamicType = (), Scope = Self>,
+    {
+        match namespace {
+            Some(namespace) => Api::namespaced(client, namespace),
+            None => Api::all(client),
+        }
+    }
+}
+
+impl CacheScope for ClusterResourceScope {
+    const NAMESPACED: bool = false;
+
+    fn api<K>(client: Client, _: Option<&str>) -> Api<K>
+    where
+        K: Resource<DynamicType = (), Scope = Self>,
+    {
+        Api::all(client)
+    }
+}
+
+/// What an index extractor returns for an object: the values it is found under.
+type Extractor<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
+/// Changes each object before it is cached.
+type Transform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
+
+/// Why a read from the cache failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CacheError {
+    /// The informer has not finished its first list (within [`READ_SYNC_TIMEOUT`]).
+    #[error("{}", .last_error.clone().unwrap_or_else(|| format!("the cache of {kind} has not synced yet")))]
+    NotSynced {
+        kind: String,
+        /// The error the watch last reported, if any: why it has not synced.
+        last_error: Option<String>,
+    },
+    /// The namespace is outside `--namespace`: nothing of it is cached.
+    #[error("namespace {namespace:?} is not cached (the manager watches only {watched:?})")]
+    NamespaceNotCached {
+        namespace: String,
+        watched: Vec<String>,
+    },
+    /// [`ListOptions::matching_field`] names an index nobody registered.
+    #[error("no field index {index:?} is registered for {kind}")]
+    NoSuchIndex { kind: String, index: String },
+}
+
+/// The manager's cache. Clones share it.
+#[derive(Clone)]
+pub struct Cache {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: Client,
+    /// `--namespace`; empty for the whole cluster.
+    namespaces: Arc<[String]>,
+    /// `TypeId` of `K` → `Arc<KindCache<K>>`.
+    kinds: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+    stop: CancellationToken,
+    /// Stops every informer when the last handle goes.
+    _stop_on_drop: DropGuard,
+}
+
+impl std::fmt::Debug for Cache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cache")
+            .field("namespaces", &self.inner.namespaces)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What to read with [`Cache::list`]: controller-runtime's `client.ListOption`s.
+#[derive(Clone, Debug, Default)]
+pub struct ListOptions {
+    namespace: Option<String>,
+    field: Option<(String, String)>,
+    labels: Option<Selector>,
+}
+
+impl ListOptions {
+    /// Only objects in `namespace` (`client.InNamespace`).
+    #[must_use]
+    pub fn in_namespace(mut self, namespace: &str) -> Self {
+        self.namespace = Some(namespace.to_owned());
+        self
+    }
+
+    /// Only objects the index `index` finds under `value` (`client.MatchingFields`).
+    #[must_use]
+    pub fn matching_field(mut self, index: &str, value: &str) -> Self {
+        self.field = Some((index.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// Only objects whose labels match `selector` (`client.MatchingLabelsSelector`).
+    #[must_use]
+    pub fn matching_labels(mut self, selector: Selector) -> Self {
+        self.labels = Some(selector);
+        self
+    }
+}
+
+impl Cache {
+    /// A cache reading through `client`, scoped to `namespaces` (all when empty).
+    pub(crate) fn new(client: Client, namespaces: Arc<[String]>) -> Self {
+        let stop = CancellationToken::new();
+        Self {
+            inner: Arc::new(Inner {
+                client,
+                namespaces,
+                kinds: Mutex::new(HashMap::new()),
+                _stop_on_drop: stop.clone().drop_guard(),
+                stop,
+            }),
+        }
+    }
+
+    /// Stops every informer (at manager shutdown).
+    pub(crate) fn stop(&self) {
+        self.inner.stop.cancel();
+    }
+
+    /// Indexes `K` by the values `extract` returns for each object, under `index`
+    /// (controller-runtime's `IndexField`; the tutorial's index is
+    /// `.metadata.controller`). Look objects up with [`ListOptions::matching_field`].
+    ///
+    /// # Panics
+    /// When `K` already has an index of that name, or its informer has started: both are
+    /// programming errors (register indexes while setting up the manager).
+    pub fn index_field<K, F>(&self, index: &str, extract: F)
+    where
+        K: CachedKind,
+        F: Fn(&K) -> Vec<String> + Send + Sync + 'static,
+    {
+        let kind = self.kind::<K>();
+        let mut settings = kind.settings_before_start(index);
+        let previous = settings.indexes.insert(index.to_owned(), Arc::new(extract));
+        assert!(
+            previous.is_none(),
+            "the field index {index:?} of {} is registered twice",
+            K::kind(&())
+        );
+    }
+
+    /// Changes every object of `K` before it is cached (e.g. clears
+    /// `metadata.managedFields`, or drops what no reader needs); the reader, the indexes
+    /// and the controllers all see the transformed object.
+    ///
+    /// # Panics
+    /// When `K` already has a transform or its informer has started.
+    pub fn transform<K, F>(&self, transform: F)
+    where
+        K: CachedKind,
+        F: Fn(&mut K) + Send + Sync + 'static,
+    {
+        let kind = self.kind::<K>();
+        let mut settings = kind.settings_before_start("transform");
+        assert!(
+            settings.transform.is_none(),
+            "{} has a cache transform already",
+            K::kind(&())
+        );
+        settings.transform = Some(Arc::new(transform));
+    }
+
+    /// The cached object `namespace/name` (`None` for a cluster-scoped kind), once the
+    /// informer has synced; `Ok(None)` when it does not exist.
+    pub async fn get<K: CachedKind>(
+        &self,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<Arc<K>>, CacheError> {
+        let informer = self.informer_for::<K>(namespace)?;
+        informer.wait_synced().await?;
+        let mut key = ObjectRef::<K>::new(name);
+        key.namespace = namespace
+            .filter(|_| is_namespaced::<K>())
+            .map(str::to_owned);
+        Ok(informer.store.get(&key))
+    }
+
+    /// The cached objects `options` select, sorted by namespace and name, once the
+    /// informers involved have synced. Without a namespace, every cached namespace.
+    pub async fn list<K: CachedKind>(
+        &self,
+        options: &ListOptions,
+    ) -> Result<Vec<Arc<K>>, CacheError> {
+        let informers = match &options.namespace {
+            Some(namespace) => vec![self.informer_for::<K>(Some(namespace))?],
+            None => self.kind::<K>().informers(self).to_vec(),
+        };
+        let mut found = Vec::new();
+        for informer in informers {
+            informer.wait_synced().await?;
+            found.extend(informer.select(options)?);
+        }
+        found.sort_by_key(|object| (object.namespace(), object.name_any()));
+        Ok(found)
+    }
+
+    /// The store of `K` in one scope (what a controller built on the cache reads).
+    pub(crate) fn store<K: CachedKind>(&self, namespace: Option<&str>) -> Store<K> {
+        self.informer_in_scope::<K>(namespace).store.clone()
+    }
+
+    /// Every change to `K` in one scope, after the cache holds it; first every cached
+    /// object when the informer has synced already.
+    pub(crate) fn subscribe<K: CachedKind>(
+        &self,
+        namespace: Option<&str>,
+    ) -> impl Stream<Item = Arc<K>> + Send + 'static + use<K> {
+        self.informer_in_scope::<K>(namespace).subscribe()
+    }
+
+    /// The informer serving `namespace` for a controller's scope: the cluster-wide one
+    /// for cluster-scoped kinds.
+    fn informer_in_scope<K: CachedKind>(&self, namespace: Option<&str>) -> Arc<Informer<K>> {
+        let namespace = namespace.filter(|_| is_namespaced::<K>());
+        self.informer_for::<K>(namespace)
+            .expect("a controller's scope is one the cache watches")
+    }
+
+    /// The informer holding objects of `namespace`, starting the kind's informers.
+    fn informer_for<K: CachedKind>(
+        &self,
+        namespace: Option<&str>,
+    ) -> Result<Arc<Informer<K>>, CacheError> {
+        let kind = self.kind::<K>();
+        let informers = kind.informers(self);
+        if !is_namespaced::<K>() {
+            return Ok(informers[0].clone());
+        }
+        informers
+            .iter()
+            .find(|informer| {
+                informer.namespace.is_none() || informer.namespace.as_deref() == namespace
+            })
+            .cloned()
+            .ok_or_else(|| CacheError::NamespaceNotCached {
+                namespace: namespace.unwrap_or_default().to_owned(),
+                watched: self.inner.namespaces.to_vec(),
+            })
+    }
+
+    fn kind<K: CachedKind>(&self) -> Arc<KindCache<K>> {
+        let mut kinds = lock(&self.inner.kinds);
+        let entry = kinds
+            .entry(TypeId::of::<K>())
+            .or_insert_with(|| Arc::new(KindCache::<K>::default()));
+        entry
+            .clone()
+            .downcast()
+            .expect("the cache entry of a TypeId holds that type")
+    }
+}
+
+/// Whether `K` lives in namespaces.
+fn is_namespaced<K: CachedKind>() -> bool {
+    <K::Scope as CacheScope>::NAMESPACED
+}
+
+/// One kind: its settings until its informers start, then its informers.
+struct KindCache<K: CachedKind> {
+    settings: Mutex<KindSettings<K>>,
+    informers: OnceLock<Vec<Arc<Informer<K>>>>,
+}
+
+impl<K: CachedKind> Default for KindCache<K> {
+    fn default() -> Self {
+        Self {
+            settings: Mutex::new(KindSettings {
+                indexes: BTreeMap::new(),
+                transform: None,
+            }),
+            informers: OnceLock::new(),
+        }
+    }
+}
+
+struct KindSettings<K> {
+    indexes: BTreeMap<String, Extractor<K>>,
+    transform: Option<Transform<K>>,
+}
+
+impl<K: CachedKind> KindCache<K> {
+    fn settings_before_start(&self, what: &str) -> MutexGuard<'_, KindSettings<K>> {
+        assert!(
+            self.informers.get().is_none(),
+            "{what} of {}: the cache of that kind has started; configure it before the manager starts",
+            K::kind(&())
+        );
+        lock(&self.settings)
+    }
+
+    /// The informers, one per scope, started on first use.
+    fn informers(&self, cache: &Cache) -> &[Arc<Informer<K>>] {
+        self.informers.get_or_init(|| {
+            let settings = lock(&self.settings);
+            let scopes: Vec<Option<String>> =
+                if cache.inner.namespaces.is_empty() || !is_namespaced::<K>() {
+                    vec![None]
+                } else {
+                    cache.inner.namespaces.iter().cloned().map(Some).collect()
+                };
+            scopes
+                .into_iter()
+                .map(|namespace| {
+                    Informer::start(
+                        &cache.inner.client,
+                        namespace,
+                        Arc::new(settings.indexes.clone()),
+                        settings.transform.clone(),
+                        cache.inner.stop.clone(),
+                    )
+                })
+                .collect()
+        })
+    }
+}
+
+/// One watch of one kind in one scope, and what it feeds.
+struct Informer<K: CachedKind> {
+    namespace: Option<String>,
+    store: Store<K>,
+    extractors: Arc<BTreeMap<String, Extractor<K>>>,
+    state: Mutex<InformerState<K>>,
+}
+
+struct InformerState<K: CachedKind> {
+    /// Index name → value → the objects found under it.
+    indexes: HashMap<String, HashMap<String, HashSet<ObjectRef<K>>>>,
+    subscribers: Vec<mpsc::UnboundedSender<Arc<K>>>,
+    /// The watch's latest error, cleared by a complete list.
+    last_error: Option<String>,
+    /// Whether a first list has completed.
+    synced: bool,
+}
+
+impl<K: CachedKind> Informer<K> {
+    fn start(
+        client: &Client,
+        namespace: Option<String>,
+        extractors: Arc<BTreeMap<String, Extractor<K>>>,
+        transform: Option<Transform<K>>,
+        stop: CancellationToken,
+    ) -> Arc<Self> {
+        let (store, writer) = reflector::store();
+        let informer = Arc::new(Self {
+            namespace,
+            store,
+            extractors,
+            state: Mutex::new(InformerState {
+                indexes: HashMap::new(),
+                subscribers: Vec::new(),
+                last_error: None,
+                synced: false,
+            }),
+        });
+        let api = K::Scope::api::<K>(client.clone(), informer.namespace.as_deref());
+        let events = watcher(api, watcher::Config::default())
+            .default_backoff()
+            .modify(move |object| {
+                if let Some(transform) = &transform {
+                    transform(object);
+                }
+            });
+        tokio::spawn(informer.clone().pump(events, writer, stop));
+        informer
+    }
+
+    /// Applies the watch's events until `stop`.
+    async fn pump(
+        self: Arc<Self>,
+        events: impl Stream<Item = Result<Event<K>, watcher::Error>> + Send,
+        mut writer: Writer<K>,
+        stop: CancellationToken,
+    ) {
+        let mut events = std::pin::pin!(events);
+        loop {
+            let event = tokio::select! {
+                () = stop.cancelled() => return,
+                event = events.next() => event,
+            };
+            match event {
+                Some(Ok(event)) => self.apply(&mut writer, event),
+                Some(Err(error)) => {
+                    tracing::warn!(kind = %K::kind(&()), namespace = ?self.namespace, %error, "watch failed; retrying");
+                    lock(&self.state).last_error = Some(error.to_string());
+                }
+                None => return,
+            }
+        }
+    }
+
+    /// The store first, then the indexes, then the triggers.
+    fn apply(&self, writer: &mut Writer<K>, event: Event<K>) {
+        match event {
+            Event::Apply(object) => {
+                let key = object_key(&object);
+                let old = self.store.get(&key);
+                writer.apply_watcher_event(&Event::Apply(object));
+                let new = self.store.get(&key);
+                let mut state = lock(&self.state);
+                state.reindex(&self.extractors, &key, old.as_deref(), new.as_deref());
+                if let Some(new) = new {
+                    state.dispatch(&new);
+                }
+            }
+            Event::Delete(object) => {
+                let key = object_key(&object);
+                let old = self.store.get(&key);
+                writer.apply_watcher_event(&Event::Delete(object.clone()));
+                let mut state = lock(&self.state);
+                state.reindex(&self.extractors, &key, old.as_deref(), None);
+                state.dispatch(&Arc::new(object));
+            }
+            Event::InitDone => {
+                writer.apply_watcher_event(&Event::InitDone);
+                let objects = self.store.state();
+                let mut state = lock(&self.state);
+                state.last_error = None;
+                state.synced = true;
+                state.indexes.clear();
+                for object in &objects {
+                    state.reindex(&self.extractors, &object_key(object), None, Some(object));
+                }
+                for object in &objects {
+                    state.dispatch(object);
+                }
+            }
+            event @ (Event::Init | Event::InitApply(_)) => writer.apply_watcher_event(&event),
+        }
+    }
+
+    fn subscribe(&self) -> impl Stream<Item = Arc<K>> + Send + 'static + use<K> {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        let mut state = lock(&self.state);
+        // Under the lock the pump dispatches with: nothing is missed, at worst repeated.
+        if state.synced {
+            for object in self.store.state() {
+                let _ = sender.send(object);
+            }
+        }
+        state.subscribers.push(sender);
+        futures::stream::unfold(receiver, |mut receiver| async move {
+            let object = receiver.recv().await?;
+            Some((object, receiver))
+        })
+    }
+
+    async fn wait_synced(&self) -> Result<(), CacheError> {
+        let ready = tokio::time::timeout(READ_SYNC_TIMEOUT, self.store.wait_until_ready()).await;
+        if matches!(ready, Ok(Ok(()))) {
+            return Ok(());
+        }
+        Err(CacheError::NotSynced {
+            kind: K::kind(&()).into_owned(),
+            last_error: lock(&self.state).last_error.clone(),
+        })
+    }
+
+    /// The objects of this scope that `options` select.
+    fn select(&self, options: &ListOptions) -> Result<Vec<Arc<K>>, CacheError> {
+        let candidates = match &options.field {
+            None => self.store.state(),
+            Some((index, value)) => {
+                let state = lock(&self.state);
+                if !self.extractors.contains_key(index) {
+                    return Err(CacheError::NoSuchIndex {
+                        kind: K::kind(&()).into_owned(),
+                        index: index.clone(),
+                    });
+                }
+                state
+                    .indexes
+                    .get(index)
+                    .and_then(|values| values.get(value))
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|key| self.store.get(key))
+                    .collect()
+            }
+        };
+        Ok(candidates
+            .into_iter()
+            .filter(|object| {
+                options
+                    .namespace
+                    .as_ref()
+                    .is_none_or(|namespace| object.namespace().as_ref() == Some(namespace))
+            })
+            .filter(|object| {
+                options
+                    .labels
+                    .as_ref()
+                    .is_none_or(|selector| selector.matches(object.labels()))
+            })
+            .collect())
+    }
+}
+
+impl<K: CachedKind> InformerState<K> {
+    /// Moves `key` from the index values of `old` to those of `new`.
+    fn reindex(
+        &mut self,
+        extractors: &BTreeMap<String, Extractor<K>>,
+        key: &ObjectRef<K>,
+        old: Option<&K>,
+        new: Option<&K>,
+    ) {
+        for (index, extract) in extractors {
+            let values = self.indexes.entry(index.clone()).or_default();
+            for value in old.map(|old| extract(old)).unwrap_or_default() {
+                if let Some(keys) = values.get_mut(&value) {
+                    keys.remove(key);
+                    if keys.is_empty() {
+                        values.remove(&value);
+                    }
+                }
+            }
+            for value in new.map(|new| extract(new)).unwrap_or_default() {
+                values.entry(value).or_default().insert(key.clone());
+            }
+        }
+    }
+
+    /// Sends `object` to every subscriber still listening.
+    fn dispatch(&mut self, object: &Arc<K>) {
+        self.subscribers
+            .retain(|subscriber| subscriber.send(object.clone()).is_ok());
+    }
+}
+
+/// The store's key of an object, without the version and UID it does not compare.
+fn object_key<K: CachedKind>(object: &K) -> ObjectRef<K> {
+    let mut key = ObjectRef::<K>::new(&object.name_any());
+    key.namespace = object.namespace();
+    key
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}

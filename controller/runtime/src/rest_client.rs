@@ -1,0 +1,135 @@
+//! The manager's client to the apiserver: the client it is given, with client-go's REST
+//! client metrics (`rest_client_requests_total`, `rest_client_request_duration_seconds`)
+//! and, with `--kube-api-qps`, client-side rate limiting as client-go's token bucket.
+//! Every controller, cache and runnable of the manager talks through it.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use futures::future::BoxFuture;
+use http::{Request, Response};
+use kube::Client;
+use kube::client::Body;
+
+use crate::metrics::Metrics;
+
+/// `client` measured into `metrics`, its requests labelled with the apiserver's `host`,
+/// and limited to `qps` requests per second with bursts of `burst` when `qps` > 0.
+pub(crate) fn instrument(
+    client: Client,
+    host: &str,
+    qps: f32,
+    burst: u32,
+    metrics: Metrics,
+) -> Client {
+    let default_namespace = client.default_namespace().to_owned();
+    let service = Instrumented {
+        client,
+        host: host.into(),
+        limiter: (qps > 0.0).then(|| Arc::new(TokenBucket::new(f64::from(qps), burst))),
+        metrics,
+    };
+    Client::new(service, default_namespace)
+}
+
+#[derive(Clone)]
+struct Instrumented {
+    client: Client,
+    host: Arc<str>,
+    limiter: Option<Arc<TokenBucket>>,
+    metrics: Metrics,
+}
+
+impl tower::Service<Request<Body>> for Instrumented {
+    type Response = Response<Body>;
+    type Error = kube::Error;
+    type Future = BoxFuture<'static, Result<Response<Body>, kube::Error>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), kube::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move {
+            if let Some(limiter) = &this.limiter {
+                limiter.acquire().await;
+            }
+            let method = request.method().to_string();
+            let started = Instant::now();
+            let result = this.client.send(request).await;
+            let code = match &result {
+                Ok(response) => response.status().as_u16().to_string(),
+                // client-go's label for a request that got no response.
+                Err(_) => "<error>".to_owned(),
+            };
+            this.metrics
+                .apiserver_request(&method, &this.host, &code, started.elapsed());
+            result
+        })
+    }
+}
+
+/// client-go's `flowcontrol.NewTokenBucketRateLimiter`: `qps` tokens a second, at most
+/// `burst` saved up; a request without a token waits its turn.
+struct TokenBucket {
+    qps: f64,
+    burst: f64,
+    /// Tokens available (negative: promised to waiting requests), as of the instant.
+    state: Mutex<(f64, Instant)>,
+}
+
+impl TokenBucket {
+    fn new(qps: f64, burst: u32) -> Self {
+        let burst = f64::from(burst.max(1));
+        Self {
+            qps,
+            burst,
+            state: Mutex::new((burst, Instant::now())),
+        }
+    }
+
+    /// How long the caller must wait for its token (taken now).
+    fn reserve(&self, now: Instant) -> Duration {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let (tokens, last) = *state;
+        let refilled =
+            (tokens + now.saturating_duration_since(last).as_secs_f64() * self.qps).min(self.burst);
+        let left = refilled - 1.0;
+        *state = (left, now);
+        if left >= 0.0 {
+            Duration::ZERO
+        } else {
+            Duration::from_secs_f64(-left / self.qps)
+        }
+    }
+
+    async fn acquire(&self) {
+        let wait = self.reserve(Instant::now());
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bursts_then_spaces_requests_at_the_rate() {
+        let bucket = TokenBucket::new(10.0, 3);
+        let start = Instant::now();
+        let waits: Vec<_> = (0..5).map(|_| bucket.reserve(start)).collect();
+        assert_eq!(waits[..3], [Duration::ZERO; 3], "the burst goes at once");
+        assert_eq!(waits[3], Duration::from_millis(100));
+        assert_eq!(waits[4], Duration::from_millis(200));
+        // A second later the bucket has refilled (up to the burst only).
+        let later = start + Duration::from_secs(10);
+        assert_eq!(bucket.reserve(later), Duration::ZERO);
+        assert_eq!(bucket.reserve(later), Duration::ZERO);
+        assert_eq!(bucket.reserve(later), Duration::ZERO);
+        assert!(bucket.reserve(later) > Duration::ZERO);
+    }
+}

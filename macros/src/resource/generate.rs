@@ -1,0 +1,574 @@
+//! The code `#[kubebuilder::resource(...)]` generates around the spec: the root object and
+//! its list type, its serde and kube impls, the `CustomResource` version, its registration
+//! and the compile-time checks of its paths, hub and root markers.
+
+use kubebuilder_plural::plural;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, quote_spanned};
+use syn::{Ident, LitStr};
+
+use super::{PrinterColumn, Resource, Scale, SpecKind};
+use crate::tokens::optional;
+
+/// What the root object is generated from.
+pub struct Root<'a> {
+    pub resource: &'a Resource,
+    pub vis: &'a syn::Visibility,
+    pub kind: &'a Ident,
+    pub spec: &'a Ident,
+    /// The spec struct's doc comment: the root's with `spec = "none"`.
+    pub spec_doc: &'a str,
+    /// Without errors only: the checks would repeat what is already reported.
+    pub with_checks: bool,
+    /// Registered for `cargo xtask manifests` (not in a `#[kubebuilder::skip]` module).
+    pub registered: bool,
+}
+
+/// The names of the kind, defaults filled in.
+struct Names {
+    group: String,
+    version: String,
+    kind: String,
+    plural: String,
+    singular: String,
+    scope: String,
+    doc: String,
+}
+
+impl Root<'_> {
+    pub fn generate(&self) -> TokenStream {
+        let names = self.names();
+        let object = self.object(&names);
+        let serialize = self.serialize_impl(&names);
+        let resource = self.kube_resource(&names);
+        let traits = self.kube_traits(&names);
+        let custom_resource = self.custom_resource(&names);
+        let registration = self.registered.then(|| {
+            let kind = self.kind;
+            quote! {
+                ::kubebuilder::__private::inventory::submit! {
+                    ::kubebuilder::crd::Registration(&<#kind as ::kubebuilder::crd::CustomResource>::VERSION)
+                }
+            }
+        });
+        let checks = if self.with_checks {
+            self.checks(&names)
+        } else {
+            TokenStream::new()
+        };
+        quote!(#object #serialize #resource #traits #custom_resource #registration #checks)
+    }
+
+    fn names(&self) -> Names {
+        let resource = self.resource;
+        let kind = self.kind.to_string();
+        let plural = resource
+            .names
+            .plural
+            .as_ref()
+            .map_or_else(|| plural(&kind), LitStr::value);
+        Names {
+            group: resource
+                .group
+                .as_ref()
+                .map(LitStr::value)
+                .unwrap_or_default(),
+            version: resource
+                .version
+                .as_ref()
+                .map(LitStr::value)
+                .unwrap_or_default(),
+            singular: resource
+                .names
+                .singular
+                .as_ref()
+                .map_or_else(|| kind.to_lowercase(), LitStr::value),
+            scope: resource
+                .names
+                .scope
+                .as_ref()
+                .map_or_else(|| "Namespaced".to_owned(), LitStr::value),
+            doc: match &resource.doc {
+                Some(doc) => doc.value(),
+                // Without a spec, the struct is the root object: its doc comment is the root's.
+                None if resource.spec == SpecKind::None && !self.spec_doc.is_empty() => {
+                    self.spec_doc.to_owned()
+                }
+                None => format!("{kind} is the Schema for the {plural} API."),
+            },
+            plural,
+            kind,
+        }
+    }
+
+    /// The root struct, its list type, `new` and `crd`; without a spec, the struct is the
+    /// user's and only the list type and `crd` are added.
+    fn object(&self, names: &Names) -> TokenStream {
+        if self.resource.spec == SpecKind::None {
+            let Root { vis, kind, .. } = *self;
+            let kind_name = &names.kind;
+            let list = format_ident!("{}List", kind);
+            let crd_type = crd_type();
+            return quote! {
+                /// A list of
+                #[doc = #kind_name]
+                /// objects, as the apiserver returns it.
+                #vis type #list = ::kubebuilder::__private::kube_core::ObjectList<#kind>;
+
+                impl #kind {
+                    /// The CRD with this version alone; `kubebuilder::crd::all()` merges every version.
+                    pub fn crd() -> #crd_type {
+                        <Self as ::kubebuilder::crd::CustomResource>::crd()
+                    }
+                }
+            };
+        }
+        let Root {
+            vis, kind, spec, ..
+        } = *self;
+        let Names {
+            kind: kind_name,
+            doc,
+            ..
+        } = names;
+        let list = format_ident!("{}List", kind);
+        let meta = object_meta();
+        // Spanned on `spec = "optional"`, where a spec without `Default` is reported.
+        let spec_default = (self.resource.spec == SpecKind::Optional).then(|| {
+            let span = self
+                .resource
+                .spec_span
+                .unwrap_or_else(proc_macro2::Span::call_site);
+            quote_spanned!(span=> #[serde(default = "::kubebuilder::__private::absent_spec")])
+        });
+        let kube = quote!(::kubebuilder::__private::kube_core);
+        let crd_type = crd_type();
+        let (status_field, status_init) = match &self.resource.status {
+            Some(status) => (
+                quote! {
+                    /// The observed state.
+                    #[serde(default, skip_serializing_if = "::core::option::Option::is_none")]
+                    pub status: ::core::option::Option<#status>,
+                },
+                quote!(status: ::core::option::Option::None,),
+            ),
+            None => (TokenStream::new(), TokenStream::new()),
+        };
+        quote! {
+            #[doc = #doc]
+            #[derive(
+                ::core::clone::Clone,
+                ::core::fmt::Debug,
+                ::core::cmp::PartialEq,
+                ::kubebuilder::__private::serde::Deserialize
+            )]
+            #[serde(crate = "::kubebuilder::__private::serde", rename_all = "camelCase")]
+            #vis struct #kind {
+                /// Standard object metadata.
+                #[serde(default)]
+                pub metadata: #meta,
+                /// The desired state.
+                #spec_default
+                pub spec: #spec,
+                #status_field
+            }
+
+            /// A list of
+            #[doc = #kind_name]
+            /// objects, as the apiserver returns it.
+            #vis type #list = #kube::ObjectList<#kind>;
+
+            impl #kind {
+                /// A new object with this name and spec.
+                pub fn new(name: &str, spec: #spec) -> Self {
+                    Self {
+                        metadata: #meta {
+                            name: ::core::option::Option::Some(::std::string::ToString::to_string(name)),
+                            ..::core::default::Default::default()
+                        },
+                        spec,
+                        #status_init
+                    }
+                }
+
+                /// The CRD with this version alone; `kubebuilder::crd::all()` merges every version.
+                pub fn crd() -> #crd_type {
+                    <Self as ::kubebuilder::crd::CustomResource>::crd()
+                }
+            }
+        }
+    }
+
+    /// `apiVersion` and `kind` first, as Kubernetes writes an object.
+    fn serialize_impl(&self, names: &Names) -> TokenStream {
+        let kind = self.kind;
+        let api_version = format!("{}/{}", names.group, names.version);
+        let kind_name = &names.kind;
+        let serde = quote!(::kubebuilder::__private::serde);
+        if self.resource.spec == SpecKind::None {
+            // The struct's serde derive, `remote = "Self"`, is in inherent functions.
+            return quote! {
+                impl #serde::Serialize for #kind {
+                    fn serialize<S>(&self, serializer: S) -> ::core::result::Result<S::Ok, S::Error>
+                    where
+                        S: #serde::Serializer,
+                    {
+                        ::kubebuilder::__private::serialize_root(
+                            serializer, #api_version, #kind_name, |fields| #kind::serialize(self, fields),
+                        )
+                    }
+                }
+
+                impl<'de> #serde::Deserialize<'de> for #kind {
+                    fn deserialize<D>(deserializer: D) -> ::core::result::Result<Self, D::Error>
+                    where
+                        D: #serde::Deserializer<'de>,
+                    {
+                        #kind::deserialize(deserializer)
+                    }
+                }
+            };
+        }
+        let status = match &self.resource.status {
+            Some(_) => quote!(self.status.as_ref()),
+            None => quote!(::core::option::Option::<&()>::None),
+        };
+        quote! {
+            impl ::kubebuilder::__private::serde::Serialize for #kind {
+                fn serialize<S>(&self, serializer: S) -> ::core::result::Result<S::Ok, S::Error>
+                where
+                    S: ::kubebuilder::__private::serde::Serializer,
+                {
+                    ::kubebuilder::__private::serialize_object(
+                        serializer, #api_version, #kind_name, &self.metadata, &self.spec, #status,
+                    )
+                }
+            }
+        }
+    }
+
+    /// kube's `Resource`.
+    fn kube_resource(&self, names: &Names) -> TokenStream {
+        let kind = self.kind;
+        let Names {
+            group,
+            version,
+            kind: kind_name,
+            plural,
+            scope,
+            ..
+        } = names;
+        let api_version = format!("{group}/{version}");
+        let meta = object_meta();
+        let scope_type = if scope == "Cluster" {
+            quote!(::kubebuilder::__private::k8s_openapi::ClusterResourceScope)
+        } else {
+            quote!(::kubebuilder::__private::k8s_openapi::NamespaceResourceScope)
+        };
+        quote! {
+            impl ::kubebuilder::__private::kube_core::Resource for #kind {
+                type DynamicType = ();
+                type Scope = #scope_type;
+
+                fn kind(_: &()) -> ::std::borrow::Cow<'_, str> {
+                    ::std::borrow::Cow::Borrowed(#kind_name)
+                }
+                fn group(_: &()) -> ::std::borrow::Cow<'_, str> {
+                    ::std::borrow::Cow::Borrowed(#group)
+                }
+                fn version(_: &()) -> ::std::borrow::Cow<'_, str> {
+                    ::std::borrow::Cow::Borrowed(#version)
+                }
+                fn api_version(_: &()) -> ::std::borrow::Cow<'_, str> {
+                    ::std::borrow::Cow::Borrowed(#api_version)
+                }
+                fn plural(_: &()) -> ::std::borrow::Cow<'_, str> {
+                    ::std::borrow::Cow::Borrowed(#plural)
+                }
+                fn meta(&self) -> &#meta {
+                    &self.metadata
+                }
+                fn meta_mut(&mut self) -> &mut #meta {
+                    &mut self.metadata
+                }
+            }
+        }
+    }
+
+    /// kube's `HasSpec`, `HasStatus` and `CustomResourceExt`.
+    fn kube_traits(&self, names: &Names) -> TokenStream {
+        let Root { kind, spec, .. } = *self;
+        let (group, plural) = (&names.group, &names.plural);
+        let kube = quote!(::kubebuilder::__private::kube_core);
+        let crd_type = crd_type();
+        let short_names = &self.resource.names.short_names;
+        let status_impl = self.resource.status.as_ref().map(|status| {
+            quote! {
+                impl #kube::object::HasStatus for #kind {
+                    type Status = #status;
+                    fn status(&self) -> ::core::option::Option<&#status> {
+                        self.status.as_ref()
+                    }
+                    fn status_mut(&mut self) -> &mut ::core::option::Option<#status> {
+                        &mut self.status
+                    }
+                }
+            }
+        });
+        let spec_impl = (self.resource.spec != SpecKind::None).then(|| {
+            quote! {
+                impl #kube::object::HasSpec for #kind {
+                    type Spec = #spec;
+                    fn spec(&self) -> &#spec {
+                        &self.spec
+                    }
+                    fn spec_mut(&mut self) -> &mut #spec {
+                        &mut self.spec
+                    }
+                }
+            }
+        });
+        quote! {
+            #spec_impl
+
+            #status_impl
+
+            impl #kube::CustomResourceExt for #kind {
+                fn crd() -> #crd_type {
+                    <Self as ::kubebuilder::crd::CustomResource>::crd()
+                }
+                fn crd_name() -> &'static str {
+                    ::core::concat!(#plural, ".", #group)
+                }
+                fn api_resource() -> #kube::discovery::ApiResource {
+                    #kube::discovery::ApiResource::erase::<Self>(&())
+                }
+                fn shortnames() -> &'static [&'static str] {
+                    &[#(#short_names),*]
+                }
+            }
+        }
+    }
+
+    /// `kubebuilder::crd::CustomResource`: the version as `cargo xtask manifests` renders it.
+    fn custom_resource(&self, names: &Names) -> TokenStream {
+        let Root { kind, spec, .. } = *self;
+        let resource = self.resource;
+        let Names {
+            group,
+            version,
+            kind: kind_name,
+            plural,
+            singular,
+            scope,
+            doc,
+        } = names;
+        let schema = quote!(::kubebuilder::schema::Schema);
+        let short_names = &resource.names.short_names;
+        let categories = &resource.names.categories;
+        let columns = resource.printer_columns.iter().map(PrinterColumn::tokens);
+        let scale = optional(resource.scale.as_ref().map(Scale::tokens));
+        let deprecated = optional(
+            resource
+                .deprecated
+                .as_ref()
+                .map(|warning| optional(warning.as_ref())),
+        );
+        let pairs = |list: &[(String, String)]| {
+            let entries = list.iter().map(|(k, v)| quote!((#k, #v)));
+            quote!(&[#(#entries),*])
+        };
+        let annotations = pairs(&resource.annotations);
+        let labels = pairs(&resource.labels);
+        let selectable = &resource.selectable_fields;
+        let (storage, served, skip, status_subresource) = (
+            resource.storage,
+            !resource.unserved,
+            resource.skip,
+            resource.status_subresource,
+        );
+        let status_schema = optional(resource.status.as_ref().map(|status| {
+            quote!(::kubebuilder::schema::field(<#status as #schema>::node(), "", &[], &[]))
+        }));
+        let hub = optional(resource.hub.as_ref().map(|hub| {
+            let path = &hub.value;
+            quote!(<#path as ::kubebuilder::crd::CustomResource>::VERSION.name)
+        }));
+        let (root_markers, _) = resource.root_markers.render();
+        let spec_node =
+            quote!(::kubebuilder::schema::field(<#spec as #schema>::node(), "", &[], &[]));
+        let spec_schema = match resource.spec {
+            SpecKind::Required => quote!(::kubebuilder::crd::Spec::Required(#spec_node)),
+            SpecKind::Optional => quote!(::kubebuilder::crd::Spec::Optional(#spec_node)),
+            SpecKind::None => {
+                quote!(::kubebuilder::crd::Spec::TopLevel(<#spec as #schema>::schema()))
+            }
+        };
+        quote! {
+            impl ::kubebuilder::crd::CustomResource for #kind {
+                const VERSION: ::kubebuilder::crd::Version = ::kubebuilder::crd::Version {
+                    group: #group,
+                    kind: #kind_name,
+                    name: #version,
+                    plural: #plural,
+                    singular: #singular,
+                    short_names: &[#(#short_names),*],
+                    categories: &[#(#categories),*],
+                    scope: #scope,
+                    storage: #storage,
+                    served: #served,
+                    deprecated: #deprecated,
+                    skip: #skip,
+                    annotations: #annotations,
+                    labels: #labels,
+                    status_subresource: #status_subresource,
+                    scale: #scale,
+                    printer_columns: &[#(#columns),*],
+                    selectable_fields: &[#(#selectable),*],
+                    hub: #hub,
+                    schema: {
+                        fn schema() -> ::kubebuilder::__private::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps {
+                            const MARKERS: &[::kubebuilder::schema::Marker] = #root_markers;
+                            ::kubebuilder::crd::root_schema(
+                                #doc,
+                                #spec_schema,
+                                #status_schema,
+                                MARKERS,
+                            )
+                        }
+                        schema
+                    },
+                };
+            }
+        }
+    }
+
+    /// The root markers' preconditions, the paths of the printer columns, selectable fields
+    /// and scale subresource, and the hub (which the version must convert to), checked at
+    /// compile time; the conversion is registered beside them.
+    fn checks(&self, names: &Names) -> TokenStream {
+        let resource = self.resource;
+        let root_shape = self.root_shape(names);
+        let mut checks = resource.root_markers.checks(&root_shape);
+        let paths = resource
+            .printer_columns
+            .iter()
+            .map(|c| ("json_path", &c.json_path))
+            .chain(resource.selectable_fields.iter().map(|p| ("json_path", p)))
+            .chain(resource.scale.iter().flat_map(Scale::paths));
+        for (what, path) in paths {
+            checks.extend(quote_spanned! {path.span()=>
+                const _: () = if let ::core::option::Option::Some(error) =
+                    ::kubebuilder::schema::check_json_path(&#root_shape, #what, #path)
+                {
+                    ::core::panic!("{}", error.as_str())
+                };
+            });
+        }
+        if let Some(hub) = &resource.hub {
+            let (path, group, kind) = (&hub.value, &names.group, &names.kind);
+            checks.extend(quote_spanned! {hub.span=>
+                const _: () = if let ::core::option::Option::Some(error) = ::kubebuilder::crd::check_hub(
+                    &<#path as ::kubebuilder::crd::CustomResource>::VERSION, #group, #kind,
+                ) {
+                    ::core::panic!("{}", error.as_str())
+                };
+            });
+            if self.registered {
+                // Also the compile-time check that this version converts to its hub.
+                // Spanned at `hub`, which the missing-conversion error then points at.
+                let spoke = syn::Ident::new(&self.kind.to_string(), hub.span);
+                checks.extend(quote_spanned! {hub.span=>
+                    ::kubebuilder::__private::inventory::submit! {
+                        ::kubebuilder::conversion::SpokeVersion::of::<#spoke, #path>()
+                    }
+                });
+            }
+        }
+        checks
+    }
+
+    /// The compile-time shape of the root object, for its paths and markers.
+    fn root_shape(&self, names: &Names) -> TokenStream {
+        let (spec, kind) = (self.spec, &names.kind);
+        let schema = quote!(::kubebuilder::schema::Schema);
+        let status = self
+            .resource
+            .status
+            .as_ref()
+            .map(|status| quote!(("status", &<#status as #schema>::SHAPE),));
+        let type_meta = quote! {
+            ("apiVersion", &::kubebuilder::crd::STRING_FIELD),
+            ("kind", &::kubebuilder::crd::STRING_FIELD),
+            ("metadata", &::kubebuilder::crd::OBJECT_META),
+        };
+        if self.resource.spec == SpecKind::None {
+            // The struct's fields sit beside the type meta.
+            return quote! {
+                ::kubebuilder::schema::Shape {
+                    union: &[&<#spec as #schema>::SHAPE],
+                    ..::kubebuilder::crd::root_shape(#kind, &[#type_meta])
+                }
+            };
+        }
+        quote! {
+            ::kubebuilder::crd::root_shape(#kind, &[
+                #type_meta
+                ("spec", &<#spec as #schema>::SHAPE),
+                #status
+            ])
+        }
+    }
+}
+
+impl PrinterColumn {
+    fn tokens(&self) -> TokenStream {
+        let PrinterColumn {
+            name,
+            type_,
+            json_path,
+            description,
+            format,
+            priority,
+        } = self;
+        let description = optional(description.as_ref());
+        let format = optional(format.as_ref());
+        quote!(::kubebuilder::crd::PrinterColumn {
+            name: #name, type_: #type_, json_path: #json_path,
+            description: #description, format: #format, priority: #priority,
+        })
+    }
+}
+
+impl Scale {
+    fn tokens(&self) -> TokenStream {
+        let Scale {
+            spec_path,
+            status_path,
+            selector_path,
+        } = self;
+        let selector_path = optional(selector_path.as_ref());
+        quote!(::kubebuilder::crd::Scale {
+            spec_path: #spec_path, status_path: #status_path, selector_path: #selector_path,
+        })
+    }
+
+    /// The paths to check, with the argument each was written as.
+    fn paths(&self) -> impl Iterator<Item = (&'static str, &LitStr)> {
+        [
+            Some(("spec_path", &self.spec_path)),
+            Some(("status_path", &self.status_path)),
+            self.selector_path.as_ref().map(|p| ("selector_path", p)),
+        ]
+        .into_iter()
+        .flatten()
+    }
+}
+
+fn object_meta() -> TokenStream {
+    quote!(::kubebuilder::__private::k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta)
+}
+
+fn crd_type() -> TokenStream {
+    quote!(::kubebuilder::__private::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition)
+}
