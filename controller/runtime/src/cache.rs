@@ -14,7 +14,10 @@
 //! subscribes late (a new leadership term) first gets every cached object.
 //!
 //! What an informer keeps of each object can be changed before it starts with
-//! [`Cache::transform`] (drop `managedFields`, say).
+//! [`Cache::transform`] (drop what no reader needs). `metadata.managedFields` are dropped
+//! from every object unless the manager runs with `--cache-keep-managed-fields`: they
+//! are most of a small object's memory (each entry a tree of field names), and a
+//! reconciler that applies server-side does not read them.
 
 use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -134,6 +137,7 @@ struct Inner {
     client: Client,
     /// `--namespace`; empty for the whole cluster.
     namespaces: Arc<[String]>,
+    managed_fields: ManagedFields,
     /// `TypeId` of `K` → `Arc<KindCache<K>>`.
     kinds: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
     stop: CancellationToken,
@@ -180,14 +184,32 @@ impl ListOptions {
     }
 }
 
+/// Whether cached objects keep `metadata.managedFields`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ManagedFields {
+    Dropped,
+    Kept,
+}
+
+impl ManagedFields {
+    pub(crate) fn kept_if(keep: bool) -> Self {
+        if keep { Self::Kept } else { Self::Dropped }
+    }
+}
+
 impl Cache {
     /// A cache reading through `client`, scoped to `namespaces` (all when empty).
-    pub(crate) fn new(client: Client, namespaces: Arc<[String]>) -> Self {
+    pub(crate) fn new(
+        client: Client,
+        namespaces: Arc<[String]>,
+        managed_fields: ManagedFields,
+    ) -> Self {
         let stop = CancellationToken::new();
         Self {
             inner: Arc::new(Inner {
                 client,
                 namespaces,
+                managed_fields,
                 kinds: Mutex::new(HashMap::new()),
                 _stop_on_drop: stop.clone().drop_guard(),
                 stop,
@@ -222,9 +244,9 @@ impl Cache {
         );
     }
 
-    /// Changes every object of `K` before it is cached (e.g. clears
-    /// `metadata.managedFields`, or drops what no reader needs); the reader, the indexes
-    /// and the controllers all see the transformed object.
+    /// Changes every object of `K` before it is cached (e.g. drops what no reader needs),
+    /// after its `managedFields` have been dropped; the reader, the indexes and the
+    /// controllers all see the transformed object.
     ///
     /// # Panics
     /// When `K` already has a transform or its informer has started.
@@ -389,12 +411,32 @@ impl<K: CachedKind> KindCache<K> {
                         &cache.inner.client,
                         namespace,
                         Arc::new(settings.indexes.clone()),
-                        settings.transform.clone(),
+                        Trim {
+                            managed_fields: cache.inner.managed_fields,
+                            transform: settings.transform.clone(),
+                        },
                         cache.inner.stop.clone(),
                     )
                 })
                 .collect()
         })
+    }
+}
+
+/// What an informer changes in each object before caching it.
+struct Trim<K> {
+    managed_fields: ManagedFields,
+    transform: Option<Transform<K>>,
+}
+
+impl<K: CachedKind> Trim<K> {
+    fn apply(&self, object: &mut K) {
+        if self.managed_fields == ManagedFields::Dropped {
+            object.meta_mut().managed_fields = None;
+        }
+        if let Some(transform) = &self.transform {
+            transform(object);
+        }
     }
 }
 
@@ -421,7 +463,7 @@ impl<K: CachedKind> Informer<K> {
         client: &Client,
         namespace: Option<String>,
         extractors: Arc<BTreeMap<String, Extractor<K>>>,
-        transform: Option<Transform<K>>,
+        trim: Trim<K>,
         stop: CancellationToken,
     ) -> Arc<Self> {
         let (store, writer) = reflector::store();
@@ -439,11 +481,7 @@ impl<K: CachedKind> Informer<K> {
         let api = K::Scope::api::<K>(client.clone(), informer.namespace.as_deref());
         let events = watcher(api, watcher::Config::default())
             .default_backoff()
-            .modify(move |object| {
-                if let Some(transform) = &transform {
-                    transform(object);
-                }
-            });
+            .modify(move |object| trim.apply(object));
         tokio::spawn(informer.clone().pump(events, writer, stop));
         informer
     }

@@ -18,7 +18,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::cache::Cache;
+use crate::cache::{Cache, ManagedFields};
 use crate::certs::{CertError, CertPair, CertificateAuthority, LOCAL_CA_NAME};
 use crate::controller::{ControllerContext, DEFAULT_MAX_CONCURRENT_RECONCILES};
 use crate::healthz::{self, CheckResult, Probes};
@@ -152,7 +152,11 @@ impl Manager {
             args.kube_api_burst,
             metrics.clone(),
         );
-        let cache = Cache::new(client.clone(), args.namespaces.clone().into());
+        let cache = Cache::new(
+            client.clone(),
+            args.namespaces.clone().into(),
+            ManagedFields::kept_if(args.cache_keep_managed_fields),
+        );
         Self {
             client,
             args,

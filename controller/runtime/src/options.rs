@@ -109,6 +109,14 @@ pub struct ManagerArgs {
     #[arg(long = "namespace", value_name = "NAMESPACE", value_delimiter = ',')]
     pub namespaces: Vec<String>,
 
+    /// Keep `metadata.managedFields` in the cache. By default the cache drops them from
+    /// every object, as controller-runtime's `cache.TransformStripManagedFields` does:
+    /// they are most of a small object's memory and reconcilers rarely read them.
+    #[arg(long, default_value = "false", value_name = "BOOL", num_args = 0..=1,
+          require_equals = true, default_missing_value = "true", action = ArgAction::Set,
+          value_parser = parse_go_bool)]
+    pub cache_keep_managed_fields: bool,
+
     /// Client-side limit of requests per second to the apiserver (client-go's token
     /// bucket); 0 or negative: no client-side limit, as controller-runtime's default (the
     /// apiserver's API Priority and Fairness protects it).

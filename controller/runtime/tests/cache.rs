@@ -164,32 +164,64 @@ async fn index_lookups_follow_a_child_through_create_update_and_delete() {
 }
 
 #[tokio::test]
-async fn a_transform_changes_what_the_cache_keeps() {
+async fn a_transform_changes_what_the_cache_keeps_after_managed_fields_are_dropped() {
     let plane = shared();
     let client = plane.client().await.unwrap();
     let namespace = plane.create_namespace("rt-cache-transform").await.unwrap();
     let manager = manager_of(&client, &namespace);
     let cache = manager.cache().clone();
-    cache.transform::<ConfigMap, _>(|object| {
-        object.metadata.managed_fields = None;
-        object.data = None;
-    });
+    cache.transform::<ConfigMap, _>(|object| object.data = None);
+    let created = create_big_config_map(&client, &namespace).await;
+    assert!(created.metadata.managed_fields.is_some());
+    let cached = cached_config_map(manager.cache(), &namespace).await;
+    assert_eq!(cached.data, None);
+    // By default, as controller-runtime's TransformStripManagedFields.
+    assert_eq!(cached.metadata.managed_fields, None);
+    assert_eq!(cached.labels(), &BTreeMap::new());
+}
+
+#[tokio::test]
+async fn managed_fields_stay_with_cache_keep_managed_fields() {
+    let plane = shared();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-cache-managed").await.unwrap();
+    let manager = Manager::new(
+        client.clone(),
+        ManagerArgs {
+            namespaces: vec![namespace.clone()],
+            cache_keep_managed_fields: true,
+            ..test_args()
+        },
+    );
+    let created = create_big_config_map(&client, &namespace).await;
+    let cached = cached_config_map(manager.cache(), &namespace).await;
+    assert_eq!(
+        cached.metadata.managed_fields,
+        created.metadata.managed_fields
+    );
+    assert!(cached.data.is_some());
+}
+
+async fn create_big_config_map(client: &kube::Client, namespace: &str) -> ConfigMap {
     let config_map: ConfigMap = serde_json::from_value(json!({
         "metadata": {"name": "big"}, "data": {"payload": "x".repeat(1024)}
     }))
     .unwrap();
-    Api::<ConfigMap>::namespaced(client, &namespace)
+    Api::<ConfigMap>::namespaced(client.clone(), namespace)
         .create(&PostParams::default(), &config_map)
         .await
-        .unwrap();
-    let cached = eventually("the ConfigMap cached", Duration::from_secs(20), || async {
+        .unwrap()
+}
+
+async fn cached_config_map(
+    cache: &kubebuilder_runtime::cache::Cache,
+    namespace: &str,
+) -> std::sync::Arc<ConfigMap> {
+    eventually("the ConfigMap cached", Duration::from_secs(20), || async {
         cache
-            .get::<ConfigMap>(Some(&namespace), "big")
+            .get::<ConfigMap>(Some(namespace), "big")
             .await
             .unwrap()
     })
-    .await;
-    assert_eq!(cached.data, None);
-    assert_eq!(cached.metadata.managed_fields, None);
-    assert_eq!(cached.labels(), &BTreeMap::new());
+    .await
 }

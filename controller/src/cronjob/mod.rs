@@ -37,8 +37,9 @@ pub fn setup_with_manager(manager: Manager, clock: Arc<dyn Clock>) -> Manager {
     cache.index_field::<Job, _>(JOB_OWNER_KEY, |job| {
         controller_uid(job).into_iter().collect()
     });
-    // The reconciler reads no Job's managed fields; a cluster may hold many Jobs.
-    cache.transform::<Job, _>(|job| job.metadata.managed_fields = None);
+    // The reconciler reads a Job's metadata and status, never its spec, whose pod template
+    // is most of a cached Job's memory: a cluster may hold many Jobs.
+    cache.transform::<Job, _>(|job| job.spec = None);
     manager.controller(CONTROLLER_NAME, move |context| run(context, clock.clone()))
 }
 

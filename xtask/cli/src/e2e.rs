@@ -39,7 +39,7 @@ pub fn run(args: Args) -> Result<()> {
     let assets = assets::install()?;
     assets::NODE.install()?;
     // The Dockerfile is checked with podman.
-    node::packages::ensure(&[("/usr/bin/podman", "podman")])?;
+    node::packages::ensure("the Dockerfile check", &[("/usr/bin/podman", "podman")])?;
     if node::status()?.is_running() {
         bail!(
             "a local node is running; the end-to-end tests start their own: `cargo xtask cluster down` first"

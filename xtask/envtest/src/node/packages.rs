@@ -35,25 +35,25 @@ fn missing<'a>(required: &[(&str, &'a str)]) -> Vec<&'a str> {
 
 /// Installs the node's missing packages with apt (as root), or fails naming them.
 pub fn ensure_node_packages() -> Result<()> {
-    ensure(&REQUIRED)
+    ensure("the local node", &REQUIRED)
 }
 
 /// Installs the missing packages among `required` (a file each installs, and the package)
-/// with apt when we are root, or fails naming them.
-pub fn ensure(required: &[(&str, &str)]) -> Result<()> {
+/// that `what` needs with apt when we are root, or fails naming them.
+pub fn ensure(what: &str, required: &[(&str, &str)]) -> Result<()> {
     // SAFETY: geteuid has no preconditions.
     let is_root = unsafe { libc::geteuid() } == 0;
-    ensure_with(required, is_root)
+    ensure_with(what, required, is_root)
 }
 
-fn ensure_with(required: &[(&str, &str)], is_root: bool) -> Result<()> {
+fn ensure_with(what: &str, required: &[(&str, &str)], is_root: bool) -> Result<()> {
     let missing = missing(required);
     if missing.is_empty() {
         return Ok(());
     }
     if !is_root {
         bail!(
-            "the local node needs these Debian packages, which are not installed: {} \
+            "{what} needs these Debian packages, which are not installed: {} \
              (as root: apt-get install {})",
             missing.join(", "),
             missing.join(" ")
@@ -98,10 +98,13 @@ mod tests {
     #[test]
     fn without_root_the_missing_packages_are_named() {
         let required = [("/nonexistent/bin/tool", "some-tool"), ("/bin/sh", "dash")];
-        let error = ensure_with(&required, false).unwrap_err().to_string();
+        let error = ensure_with("the test", &required, false)
+            .unwrap_err()
+            .to_string();
+        assert!(error.starts_with("the test needs"), "{error}");
         assert!(error.contains("some-tool"), "{error}");
         assert!(error.contains("apt-get install some-tool"), "{error}");
         assert!(!error.contains("dash"), "{error}");
-        assert!(ensure_with(&[("/bin/sh", "dash")], false).is_ok());
+        assert!(ensure_with("the test", &[("/bin/sh", "dash")], false).is_ok());
     }
 }
