@@ -10,6 +10,7 @@
 //!   per-object back-off, panic recovery, reconcile and workqueue metrics and readiness.
 //! - [`webhook`]: typed defaulting and validating webhooks with the request's context,
 //!   and raw admission handlers.
+//! - [`events`]: Events about objects, their series in a cache bounded in size.
 //! - [`healthz`]: liveness and readiness checks.
 //! - [`Clock`]: "now" as reconcilers see it, settable in tests.
 //! - [`conditions`]: status conditions set as apimachinery's `meta.SetStatusCondition`.
@@ -24,6 +25,7 @@ pub mod client;
 pub mod clock;
 pub mod conditions;
 mod controller;
+pub mod events;
 pub mod healthz;
 mod http;
 mod leader;

@@ -20,10 +20,10 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Event, EventType, Recorder, Reporter};
 use kube::{Client, Resource as _, ResourceExt as _};
 use kubebuilder_runtime::Clock;
 use kubebuilder_runtime::cache::{Cache, CacheError, ListOptions};
+use kubebuilder_runtime::events::{Event, EventType, Recorder, Reporter};
 
 use super::conditions::{self, DEGRADED, PROGRESSING, Status, Summary};
 use super::jobs::{Children, JOB_OWNER_KEY, beyond_history_limit, job_for_run, job_reference};
@@ -57,7 +57,7 @@ const EVENT_REPORTER: &str = "cronjob-controller";
     verbs = ["get", "list", "watch", "create", "update", "patch", "delete"]
 )]
 #[kubebuilder::rbac(groups = ["batch"], resources = ["jobs/status"], verbs = ["get"])]
-// The Events it records: kube-runtime's `events::Recorder` writes events.k8s.io/v1 Events,
+// The Events it records: the runtime's `events::Recorder` writes events.k8s.io/v1 Events,
 // creating them and patching their series.
 #[kubebuilder::rbac(groups = ["events.k8s.io"], resources = ["events"], verbs = ["create", "patch"])]
 pub struct Reconciler {
