@@ -20,7 +20,7 @@
 //! reconciler that applies server-side does not read them.
 
 use std::any::{Any, TypeId};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
@@ -449,8 +449,9 @@ struct Informer<K: CachedKind> {
 }
 
 struct InformerState<K: CachedKind> {
-    /// Index name → value → the objects found under it.
-    indexes: HashMap<String, HashMap<String, HashSet<ObjectRef<K>>>>,
+    /// Index name → value → the objects found under it. A `Vec`, not a set: a value
+    /// names few objects (a CronJob's Jobs), and a set of one takes four slots.
+    indexes: HashMap<String, HashMap<String, Vec<ObjectRef<K>>>>,
     subscribers: Vec<mpsc::UnboundedSender<Arc<K>>>,
     /// The watch's latest error, cleared by a complete list.
     last_error: Option<String>,
@@ -630,14 +631,17 @@ impl<K: CachedKind> InformerState<K> {
             let values = self.indexes.entry(index.clone()).or_default();
             for value in old.map(|old| extract(old)).unwrap_or_default() {
                 if let Some(keys) = values.get_mut(&value) {
-                    keys.remove(key);
+                    keys.retain(|found| found != key);
                     if keys.is_empty() {
                         values.remove(&value);
                     }
                 }
             }
             for value in new.map(|new| extract(new)).unwrap_or_default() {
-                values.entry(value).or_default().insert(key.clone());
+                let keys = values.entry(value).or_default();
+                if !keys.contains(key) {
+                    keys.push(key.clone());
+                }
             }
         }
     }
