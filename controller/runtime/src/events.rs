@@ -72,33 +72,43 @@ impl Recorder {
         let repeated = lock(&self.series).repeat_of(&key, now);
         let namespace = regarding.namespace.as_deref().unwrap_or("default");
         let events: Api<K8sEvent> = Api::namespaced(self.client.clone(), namespace);
-        let written = match repeated {
-            Some(mut earlier) => {
-                let count = earlier.series.as_ref().map_or(2, |series| series.count + 1);
-                earlier.series = Some(EventSeries {
+        let series = match repeated {
+            Some(earlier) => {
+                let count = earlier.count + 1;
+                let patch = serde_json::json!({"series": EventSeries {
                     count,
                     last_observed_time: MicroTime(now),
-                });
-                let patch = serde_json::json!({"series": earlier.series});
+                }});
                 events
                     .patch(
-                        &earlier.name_any(),
+                        &earlier.event,
                         &PatchParams::default(),
                         &Patch::Merge(&patch),
                     )
                     .await?;
-                earlier
+                Series { count, ..earlier }
             }
             None => {
-                events
+                let created = events
                     .create(
                         &PostParams::default(),
                         &self.new_event(event, regarding, now),
                     )
-                    .await?
+                    .await?;
+                Series {
+                    event: created.name_any(),
+                    count: 1,
+                    last_published: now,
+                }
             }
         };
-        lock(&self.series).record(key, written, now);
+        lock(&self.series).record(
+            key,
+            Series {
+                last_published: now,
+                ..series
+            },
+        );
         Ok(())
     }
 
@@ -191,17 +201,26 @@ impl SeriesKey {
     }
 }
 
-/// The last Event of each series, the least recently published dropped beyond capacity.
+/// The Event of each series, the least recently published dropped beyond capacity.
 struct SeriesCache {
     capacity: usize,
-    entries: HashMap<SeriesKey, (K8sEvent, Timestamp)>,
+    entries: HashMap<SeriesKey, Series>,
+}
+
+/// What a repeat needs of its series: the Event to patch and how often it was seen. Not
+/// the Event itself, which is ten times larger.
+#[derive(Clone, Debug)]
+struct Series {
+    event: String,
+    count: i32,
+    last_published: Timestamp,
 }
 
 impl SeriesCache {
-    /// The Event `key` repeats, if it was published within the TTL.
-    fn repeat_of(&mut self, key: &SeriesKey, now: Timestamp) -> Option<K8sEvent> {
+    /// The series `key` repeats, if it was published within the TTL.
+    fn repeat_of(&mut self, key: &SeriesKey, now: Timestamp) -> Option<Series> {
         match self.entries.get(key) {
-            Some((event, at)) if *at + SERIES_TTL > now => Some(event.clone()),
+            Some(series) if series.last_published + SERIES_TTL > now => Some(series.clone()),
             Some(_) => {
                 self.entries.remove(key);
                 None
@@ -210,14 +229,14 @@ impl SeriesCache {
         }
     }
 
-    fn record(&mut self, key: SeriesKey, event: K8sEvent, now: Timestamp) {
-        self.entries.insert(key, (event, now));
+    fn record(&mut self, key: SeriesKey, series: Series) {
+        self.entries.insert(key, series);
         if self.entries.len() > self.capacity {
             // A scan of at most `capacity + 1` entries, only when full.
             let oldest = self
                 .entries
                 .iter()
-                .min_by_key(|(_, (_, at))| *at)
+                .min_by_key(|(_, series)| series.last_published)
                 .map(|(key, _)| key.clone());
             if let Some(oldest) = oldest {
                 self.entries.remove(&oldest);
@@ -254,6 +273,14 @@ mod tests {
         }
     }
 
+    fn series(at: Timestamp) -> Series {
+        Series {
+            event: "a.1".into(),
+            count: 1,
+            last_published: at,
+        }
+    }
+
     #[test]
     fn an_event_repeats_while_its_object_changes_within_the_ttl() {
         let mut cache = SeriesCache {
@@ -262,7 +289,7 @@ mod tests {
         };
         let now = Timestamp::now();
         let first = SeriesKey::of(&event(), &reference("a", "1"));
-        cache.record(first, K8sEvent::default(), now);
+        cache.record(first, series(now));
         let later = SeriesKey::of(&event(), &reference("a", "2"));
         assert!(
             cache
@@ -286,11 +313,7 @@ mod tests {
         let now = Timestamp::now();
         for (offset, name) in ["a", "b", "c"].into_iter().enumerate() {
             let at = now + SignedDuration::from_secs(i64::try_from(offset).unwrap());
-            cache.record(
-                SeriesKey::of(&event(), &reference(name, "1")),
-                K8sEvent::default(),
-                at,
-            );
+            cache.record(SeriesKey::of(&event(), &reference(name, "1")), series(at));
         }
         assert_eq!(cache.entries.len(), 2);
         let key = |name| SeriesKey::of(&event(), &reference(name, "1"));

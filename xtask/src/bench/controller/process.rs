@@ -187,23 +187,88 @@ const MACHINERY: [&str; 16] = [
 ];
 
 /// The innermost frame of a folded stack (outermost first, `;`-separated) that is not
-/// allocation machinery, without its generic arguments' detail.
+/// allocation machinery, as a Rust path.
 fn site_of(stack: &str) -> String {
-    let frame = stack
+    stack
         .rsplit(';')
+        .map(|frame| rust_name(frame.trim()))
         .find(|frame| {
-            let frame = frame.trim();
             !frame.is_empty()
+                && !frame.starts_with("0x")
                 && !frame.starts_with("??")
                 && !MACHINERY.iter().any(|prefix| frame.starts_with(prefix))
         })
-        .unwrap_or("(unknown)");
-    frame.trim().to_owned()
+        .unwrap_or_else(|| "(unresolved)".to_owned())
+}
+
+/// A frame as Rust spells it. heaptrack demangles symbols as C++: a v0 symbol (`_R…`) is
+/// left as it is, and a legacy one keeps Rust's escapes (`_$LT$alloc..vec..Vec…`) and its
+/// hash; both become `<alloc::vec::Vec…`.
+fn rust_name(frame: &str) -> String {
+    if frame.starts_with("_R")
+        && let Ok(name) = rustc_demangle::try_demangle(frame)
+    {
+        return format!("{name:#}");
+    }
+    const ESCAPES: [(&str, &str); 13] = [
+        ("$LT$", "<"),
+        ("$GT$", ">"),
+        ("$u20$", " "),
+        ("$C$", ","),
+        ("$RF$", "&"),
+        ("$BP$", "*"),
+        ("$SP$", "@"),
+        ("$u7b$", "{"),
+        ("$u7d$", "}"),
+        ("$u27$", "'"),
+        ("$u5b$", "["),
+        ("$u5d$", "]"),
+        ("$u3b$", ";"),
+    ];
+    let mut name = frame
+        .strip_prefix('_')
+        .filter(|rest| rest.starts_with('$'))
+        .unwrap_or(frame)
+        .to_owned();
+    for (escape, plain) in ESCAPES {
+        name = name.replace(escape, plain);
+    }
+    name = name.replace("..", "::");
+    // The legacy mangling's hash: `::h` and 16 hex digits at the end.
+    if let Some((path, hash)) = name.rsplit_once("::h")
+        && hash.len() == 16
+        && hash.bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        name = path.to_owned();
+    }
+    name
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn heaptrack_frames_read_as_rust_paths() {
+        assert_eq!(
+            rust_name(
+                "_$LT$alloc..vec..Vec$LT$T$C$A$GT$$u20$as$u20$core..clone..Clone$GT$::clone::h0ca859f3373efdbd"
+            ),
+            "<alloc::vec::Vec<T,A> as core::clone::Clone>::clone"
+        );
+        assert_eq!(
+            rust_name(
+                "kube_runtime::reflector::store::Writer$LT$K$GT$::apply_watcher_event::h2eb4bc9d8534c809"
+            ),
+            "kube_runtime::reflector::store::Writer<K>::apply_watcher_event"
+        );
+        assert_eq!(
+            rust_name(
+                "_RNvXs4_NtCslNYArtu3iFV_5alloc6stringNtB5_6StringNtNtCsgEmfK2I1SDS_4core5clone5Clone5clone"
+            ),
+            "<alloc::string::String as core::clone::Clone>::clone"
+        );
+    }
 
     #[test]
     fn a_stack_is_charged_to_its_innermost_own_frame() {
@@ -213,7 +278,7 @@ mod tests {
             site_of(stack),
             "kube_runtime::reflector::store::Writer<K>::apply_watcher_event"
         );
-        assert_eq!(site_of("malloc"), "(unknown)");
+        assert_eq!(site_of("malloc;0x5587b882cc6e"), "(unresolved)");
     }
 
     #[test]
