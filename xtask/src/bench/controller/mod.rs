@@ -337,8 +337,9 @@ async fn stop_manager_process(manager: &mut Child, pid: u32) -> Result<std::proc
     }
 }
 
-/// The watches open while the manager ran, less those open before it started and the
-/// benchmark's own Job watch.
+/// The watches open at the end of the run, less those open before the manager started.
+/// The benchmark's own watches are gone by then: dropped when its phases ended, closed
+/// during the settling time.
 fn opened_by_manager(
     before: &BTreeMap<String, u64>,
     during: &BTreeMap<String, u64>,
@@ -346,9 +347,8 @@ fn opened_by_manager(
     during
         .iter()
         .map(|(resource, count)| {
-            let own = u64::from(resource == "jobs");
             let earlier = before.get(resource).copied().unwrap_or(0);
-            (resource.clone(), count.saturating_sub(earlier + own))
+            (resource.clone(), count.saturating_sub(earlier))
         })
         .filter(|(_, count)| *count > 0)
         .collect()
