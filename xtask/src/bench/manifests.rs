@@ -113,25 +113,28 @@ pub fn run(args: Args) -> Result<()> {
 }
 
 impl Loop {
-    /// Sets the marker to its value `which` (0 or 1) in the copy's types file.
+    /// Sets the first marker of the copy's types file (in either spelling) to its value
+    /// `which` (0 or 1); the other markers of the file stay as they are.
     fn set_marker(&self, which: usize) -> Result<()> {
         let path = self.dir.join(self.types);
-        let text = std::fs::read_to_string(&path)
+        let mut text = std::fs::read_to_string(&path)
             .with_context(|| format!("reading {}", path.display()))?;
-        let other = self.marker[1 - which];
-        let edited = if text.contains(self.marker[which]) {
-            text
-        } else {
-            ensure!(
-                text.contains(other),
-                "{} holds neither {:?} nor {:?}",
-                path.display(),
-                self.marker[0],
-                self.marker[1]
-            );
-            text.replacen(other, self.marker[which], 1)
-        };
-        std::fs::write(&path, edited)?;
+        // Both spellings have the same length.
+        let first = self
+            .marker
+            .iter()
+            .filter_map(|marker| text.find(marker))
+            .min()
+            .with_context(|| {
+                format!(
+                    "{} holds neither {:?} nor {:?}",
+                    path.display(),
+                    self.marker[0],
+                    self.marker[1]
+                )
+            })?;
+        text.replace_range(first..first + self.marker[which].len(), self.marker[which]);
+        std::fs::write(&path, text)?;
         Ok(())
     }
 
