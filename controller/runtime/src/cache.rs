@@ -638,7 +638,8 @@ impl<K: CachedKind> InformerState<K> {
                 }
             }
             for value in new.map(|new| extract(new)).unwrap_or_default() {
-                let keys = values.entry(value).or_default();
+                // Room for one: `push` on an empty Vec would make room for four.
+                let keys = values.entry(value).or_insert_with(|| Vec::with_capacity(1));
                 if !keys.contains(key) {
                     keys.push(key.clone());
                 }
