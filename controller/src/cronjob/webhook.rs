@@ -2,6 +2,11 @@
 //! tutorial's markers (v2's are in `webhook_v2`). The attributes give the webhook server
 //! each type's path and `cargo xtask manifests` the entries of
 //! `config/webhook/manifests.yaml`.
+//!
+//! Every CronJob webhook, of either version, has `match_policy = "Exact"`: each version's
+//! webhooks admit the requests made in that version. With the default (Equivalent), the
+//! apiserver would convert a request to the other version first, and an object that
+//! version cannot express would fail with 500 instead of being refused.
 
 use api::v1::{ConcurrencyPolicy, CronJob, CronJobSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -36,9 +41,6 @@ pub fn webhooks() -> Webhooks {
     versions = ["v1"],
     name = "mcronjob-v1.kb.io",
     admission_review_versions = ["v1"],
-    // Each version's webhooks admit the requests made in that version: with the default
-    // (Equivalent), the apiserver would convert a request to the other version first, and
-    // an object that version cannot express would fail with 500 instead of being refused.
     match_policy = "Exact"
 )]
 pub struct Defaulter;
@@ -77,9 +79,6 @@ fn set_defaults(spec: &mut CronJobSpec) {
     versions = ["v1"],
     name = "vcronjob-v1.kb.io",
     admission_review_versions = ["v1"],
-    // Each version's webhooks admit the requests made in that version: with the default
-    // (Equivalent), the apiserver would convert a request to the other version first, and
-    // an object that version cannot express would fail with 500 instead of being refused.
     match_policy = "Exact"
 )]
 pub struct Validator;

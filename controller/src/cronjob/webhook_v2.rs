@@ -1,5 +1,6 @@
 //! The CronJob v2 admission webhooks: v1's defaults and checks, on v2's structured
-//! schedule (the tutorial's `mcronjob-v2.kb.io` and `vcronjob-v2.kb.io`).
+//! schedule (the tutorial's `mcronjob-v2.kb.io` and `vcronjob-v2.kb.io`), matched
+//! exactly as v1's are (see `webhook`).
 
 use api::v2::{ConcurrencyPolicy, CronJob, CronJobSpec};
 use kubebuilder_runtime::webhook::{
@@ -32,9 +33,6 @@ pub fn webhooks() -> Webhooks {
     versions = ["v2"],
     name = "mcronjob-v2.kb.io",
     admission_review_versions = ["v1"],
-    // Each version's webhooks admit the requests made in that version: with the default
-    // (Equivalent), the apiserver would convert a request to the other version first, and
-    // an object that version cannot express would fail with 500 instead of being refused.
     match_policy = "Exact"
 )]
 pub struct Defaulter;
@@ -72,9 +70,6 @@ fn set_defaults(spec: &mut CronJobSpec) {
     versions = ["v2"],
     name = "vcronjob-v2.kb.io",
     admission_review_versions = ["v1"],
-    // Each version's webhooks admit the requests made in that version: with the default
-    // (Equivalent), the apiserver would convert a request to the other version first, and
-    // an object that version cannot express would fail with 500 instead of being refused.
     match_policy = "Exact"
 )]
 pub struct Validator;
