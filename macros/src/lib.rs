@@ -1,5 +1,7 @@
 //! Attribute macros of kubebuilder for Rust. Use them through the `kubebuilder` crate.
 
+#![warn(missing_docs)]
+
 mod args;
 mod definitions;
 mod docs;

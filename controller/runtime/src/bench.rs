@@ -14,14 +14,19 @@ use crate::client::{ClientError, HttpClient};
 /// What one run measured.
 #[derive(Clone, Debug)]
 pub struct BenchReport {
+    /// Requests sent, each answered: an error on any connection fails the whole run.
     pub requests: usize,
+    /// Connections sending requests at the same time.
     pub concurrency: usize,
     /// Responses other than 200.
     pub failures: usize,
+    /// Wall-clock time from the first request to the last response (connecting excluded).
     pub elapsed: Duration,
     /// Requests per second over the whole run.
     pub throughput: f64,
+    /// Median request latency (nearest rank).
     pub p50: Duration,
+    /// 99th-percentile request latency (nearest rank).
     pub p99: Duration,
 }
 

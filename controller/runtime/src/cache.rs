@@ -112,6 +112,7 @@ pub enum CacheError {
     /// The informer has not finished its first list (within [`READ_SYNC_TIMEOUT`]).
     #[error("{}", .last_error.clone().unwrap_or_else(|| format!("the cache of {kind} has not synced yet")))]
     NotSynced {
+        /// The kind read (`CronJob`).
         kind: String,
         /// The error the watch last reported, if any: why it has not synced.
         last_error: Option<String>,
@@ -119,12 +120,19 @@ pub enum CacheError {
     /// The namespace is outside `--namespace`: nothing of it is cached.
     #[error("namespace {namespace:?} is not cached (the manager watches only {watched:?})")]
     NamespaceNotCached {
+        /// The namespace read; empty for a read across all namespaces.
         namespace: String,
+        /// The namespaces the manager watches (`--namespace`).
         watched: Vec<String>,
     },
     /// [`ListOptions::matching_field`] names an index nobody registered.
     #[error("no field index {index:?} is registered for {kind}")]
-    NoSuchIndex { kind: String, index: String },
+    NoSuchIndex {
+        /// The kind listed.
+        kind: String,
+        /// The index name given to [`ListOptions::matching_field`].
+        index: String,
+    },
 }
 
 /// The manager's cache. Clones share it.

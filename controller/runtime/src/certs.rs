@@ -21,11 +21,15 @@ pub(crate) const LOCAL_CA_NAME: &str = "kubebuilder-runtime local CA";
 /// Why a certificate could not be made or written.
 #[derive(Debug, thiserror::Error)]
 pub enum CertError {
+    /// rcgen could not make a key or sign a certificate (an invalid DNS name, say).
     #[error("cannot generate certificate: {0}")]
     Generate(#[from] rcgen::Error),
+    /// A certificate or key file, or its directory, could not be written.
     #[error("cannot write {path}: {source}")]
     Write {
+        /// The file.
         path: PathBuf,
+        /// Why it could not be written.
         source: std::io::Error,
     },
 }
@@ -33,7 +37,9 @@ pub enum CertError {
 /// A certificate and its private key, both PEM.
 #[derive(Clone, Debug)]
 pub struct CertPair {
+    /// The certificate (`tls.crt`).
     pub cert_pem: String,
+    /// Its private key, PKCS#8 (`tls.key`).
     pub key_pem: String,
 }
 

@@ -22,12 +22,18 @@ use tokio_rustls::TlsConnector;
 /// Why a request failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
+    /// The CA given to [`HttpClient::tls`] is not PEM or not a usable certificate.
     #[error("invalid CA certificate: {0}")]
     Ca(String),
+    /// The TCP connection or the TLS handshake failed (the server's certificate not
+    /// trusted, say).
     #[error("cannot connect: {0}")]
     Connect(#[from] std::io::Error),
+    /// The HTTP/1.1 exchange failed: the connection's handshake, the request or the
+    /// response.
     #[error("HTTP error: {0}")]
     Http(#[from] hyper::Error),
+    /// The request could not be built (a path that is not a valid URI, say).
     #[error("invalid request: {0}")]
     Request(#[from] http::Error),
 }
@@ -58,7 +64,9 @@ pub struct Handshake {
 /// A response: status and body.
 #[derive(Clone, Debug)]
 pub struct Reply {
+    /// The response's HTTP status.
     pub status: StatusCode,
+    /// The whole response body.
     pub body: Bytes,
 }
 

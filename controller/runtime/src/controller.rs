@@ -234,9 +234,10 @@ impl ControllerContext {
     ///
     /// Errors requeue the object after a per-object exponential back-off (5 ms doubling
     /// to 1000 s, forgotten after a success), as do panics, timeouts and conflicting
-    /// writes (the last not counted as errors, see [`instrument`]); every reconcile is
-    /// counted and timed in the `controller_runtime_*` and `workqueue_*` metrics; the
-    /// controller reports ready once the main store of every scope has synced.
+    /// writes (the last not counted as errors: the reconcile read a cached object older
+    /// than a write, usually its own); every reconcile is counted and timed in the
+    /// `controller_runtime_*` and `workqueue_*` metrics; the controller reports ready once
+    /// the main store of every scope has synced.
     pub async fn run<K, Ctx, R, Fut, E>(
         self,
         build: impl Fn(&Scope) -> Controller<K>,

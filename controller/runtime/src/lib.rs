@@ -15,6 +15,8 @@
 //! - [`Clock`]: "now" as reconcilers see it, settable in tests.
 //! - [`conditions`]: status conditions set as apimachinery's `meta.SetStatusCondition`.
 
+#![warn(missing_docs)]
+
 pub mod backoff;
 #[cfg(feature = "test-util")]
 pub mod bench;

@@ -60,31 +60,52 @@ pub enum NeedLeaderElection {
 /// Why the manager could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]
 pub enum ManagerError {
+    /// A server cannot listen on its address (in use, say).
     #[error("cannot listen for the {server} server on {address}: {source}")]
     Bind {
+        /// `probe`, `metrics` or `webhook`.
         server: &'static str,
+        /// `--health-probe-bind-address`, `--metrics-bind-address`, or the webhook host
+        /// with `--webhook-port`.
         address: String,
+        /// Why the address cannot be bound.
         source: std::io::Error,
     },
+    /// A server's certificate cannot be loaded (`--metrics-cert-path`,
+    /// `--webhook-cert-path`) or used.
     #[error("{server} server certificate: {source}")]
     Certificate {
+        /// `metrics` or `webhook`.
         server: &'static str,
+        /// What is wrong with the files or the PEM.
         source: TlsError,
     },
+    /// A self-signed certificate cannot be made: the metrics server's without
+    /// `--metrics-cert-path`, or the webhook server's on loopback.
     #[error("cannot generate the self-signed metrics certificate: {0}")]
     SelfSigned(#[from] CertError),
+    /// `--leader-elect` without a lease name: neither `--leader-election-id` nor
+    /// [`Manager::leader_election_id`] gives one.
     #[error("leader election is enabled but no lease name is set (--leader-election-id)")]
     NoLeaseName,
+    /// The lease timing of [`Manager::lease_timing`] is unusable; the message says why.
     #[error("invalid lease timing: {0}")]
     LeaseTiming(String),
+    /// The loopback webhook configurations cannot be created
+    /// ([`Manager::serve_webhooks_on_loopback`], `--register-webhooks-on-loopback`).
     #[error("cannot register the webhooks: {0}")]
     RegisterWebhooks(#[source] kube::Error),
+    /// The loopback webhook configurations cannot be deleted at shutdown.
     #[error("cannot remove the webhook registrations: {0}")]
     RemoveWebhooks(#[source] kube::Error),
+    /// The controllers ended on their own (or their task panicked) before shutdown was
+    /// asked for.
     #[error("the controllers stopped on their own before shutdown")]
     ControllersStopped,
+    /// A runnable added with [`Manager::add`] returned an error, which the message holds.
     #[error("a runnable failed: {0}")]
     RunnableFailed(String),
+    /// [`Manager::from_config`] cannot make a client of the config.
     #[error("cannot connect to the apiserver: {0}")]
     Connect(#[source] kube::Error),
 }

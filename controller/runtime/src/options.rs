@@ -128,7 +128,7 @@ pub struct ManagerArgs {
     pub kube_api_burst: u32,
 
     /// For a local control plane: serve the webhooks with a certificate generated for
-    /// 127.0.0.1, register them with the apiserver at https://127.0.0.1:<webhook-port>,
+    /// 127.0.0.1, register them with the apiserver at `https://127.0.0.1:<webhook-port>`,
     /// and remove the registration on shutdown. (In a cluster, config/webhook and
     /// cert-manager do this.)
     #[arg(long, default_value = "false", value_name = "BOOL", num_args = 0..=1,

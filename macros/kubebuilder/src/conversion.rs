@@ -37,11 +37,15 @@ pub trait Spoke<Hub>: Sized {
 /// Why an object cannot be converted: the field (`spec.schedule.minute`) and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ConversionError {
+    /// The path of the field that does not convert; empty when the object as a whole does
+    /// not (it cannot be decoded, say).
     pub field: String,
+    /// What is wrong, for humans.
     pub message: String,
 }
 
 impl ConversionError {
+    /// The error for `field` (empty for the whole object).
     pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
             field: field.into(),
@@ -65,9 +69,14 @@ impl std::error::Error for ConversionError {}
 /// A spoke's conversion, as JSON objects, registered at link time by `hub =`.
 #[derive(Clone, Copy, Debug)]
 pub struct SpokeVersion {
+    /// The version that converts.
     pub spoke: Version,
+    /// The version it converts through: the storage version of the kind.
     pub hub: Version,
+    /// [`Spoke::to_hub`] on the JSON of a spoke object: decodes it, converts it, encodes
+    /// the hub object.
     pub to_hub: fn(Value) -> Result<Value, ConversionError>,
+    /// [`Spoke::from_hub`] on the JSON of a hub object.
     pub from_hub: fn(Value) -> Result<Value, ConversionError>,
 }
 

@@ -6,6 +6,8 @@
 //! workspace without a hand-kept list. This crate holds those value types and renders
 //! them as controller-gen does.
 
+#![warn(missing_docs)]
+
 pub mod conversion;
 pub mod crd;
 pub mod rbac;

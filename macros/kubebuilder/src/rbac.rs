@@ -21,10 +21,15 @@ pub const DEFAULT_ROLE_NAME: &str = "manager-role";
 /// One `#[kubebuilder::rbac(...)]` attribute, as written (`core` not yet rewritten).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Rule {
+    /// `apiGroups`, with `core` for the core group; empty in a `urls` rule.
     pub groups: &'static [&'static str],
+    /// `resources`: plural names, subresources as `cronjobs/status`; empty in a `urls` rule.
     pub resources: &'static [&'static str],
+    /// `resourceNames`: the objects the rule is limited to; empty for all of them.
     pub resource_names: &'static [&'static str],
+    /// `nonResourceURLs` (`/metrics`): a rule for these has no groups nor resources.
     pub urls: &'static [&'static str],
+    /// `verbs`: `get`, `list`, `watch`, ... (HTTP methods in lower case for `urls`).
     pub verbs: &'static [&'static str],
     /// `Some` puts the rule in a Role of that namespace instead of the ClusterRole.
     pub namespace: Option<&'static str>,
@@ -43,11 +48,14 @@ pub fn registered() -> Vec<Rule> {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(untagged)]
 pub enum GeneratedRole {
+    /// The rules without a `namespace`.
     Cluster(ClusterRole),
+    /// The rules of one `namespace`.
     Namespaced(Role),
 }
 
 impl GeneratedRole {
+    /// The role's `metadata.name`.
     pub fn name(&self) -> &str {
         let metadata = match self {
             GeneratedRole::Cluster(role) => &role.metadata,
@@ -56,6 +64,7 @@ impl GeneratedRole {
         metadata.name.as_deref().unwrap_or_default()
     }
 
+    /// The role's rules, normalised.
     pub fn rules(&self) -> &[PolicyRule] {
         let rules = match self {
             GeneratedRole::Cluster(role) => &role.rules,

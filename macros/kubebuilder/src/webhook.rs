@@ -18,31 +18,54 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 /// rewritten to `""`, policies in their API spelling (`Fail`, `Equivalent`, `IfNeeded`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Webhook {
+    /// `webhooks[].name`: a domain of at least three segments (`mcronjob-v1.kb.io`).
     pub name: &'static str,
+    /// `true` for a defaulter (in the MutatingWebhookConfiguration), `false` for a
+    /// validator (in the ValidatingWebhookConfiguration).
     pub mutating: bool,
     /// `clientConfig.service.path`; exactly one of `path` and `url` is set. When the
     /// attribute names neither, it derives kubebuilder's default path
     /// (`/mutate-<group with dots as dashes>-<version>-<kind lowercased>`, or `/validate-…`).
     pub path: Option<&'static str>,
+    /// `clientConfig.url`: an `https://` URL the apiserver calls instead of the Service.
     pub url: Option<&'static str>,
+    /// `failurePolicy`: `Fail` or `Ignore`, whether an admission fails when the webhook
+    /// cannot be called.
     pub failure_policy: &'static str,
+    /// `matchPolicy`: `Exact` or `Equivalent`; `None` leaves the apiserver's default
+    /// (`Equivalent`).
     pub match_policy: Option<&'static str>,
+    /// `sideEffects`: `None` or `NoneOnDryRun`, the only values v1 configurations accept.
     pub side_effects: &'static str,
+    /// The rule's `apiGroups`, the core group as `""`.
     pub groups: &'static [&'static str],
+    /// The rule's `resources`: plural names, subresources as `pods/status`.
     pub resources: &'static [&'static str],
+    /// The rule's `operations`: `CREATE`, `UPDATE`, `DELETE`, `CONNECT` or `*`.
     pub verbs: &'static [&'static str],
+    /// The rule's `apiVersions`.
     pub versions: &'static [&'static str],
+    /// `admissionReviewVersions`: the AdmissionReview versions the webhook understands
+    /// (`v1`, `v1beta1`), the apiserver sending the first it supports.
     pub admission_review_versions: &'static [&'static str],
-    /// Mutating webhooks only.
+    /// `reinvocationPolicy`: `Never` or `IfNeeded`; mutating webhooks only.
     pub reinvocation_policy: Option<&'static str>,
+    /// `timeoutSeconds`, 1 to 30; `None` leaves the apiserver's default of 10 seconds.
     pub timeout_seconds: Option<i32>,
+    /// `clientConfig.service.name` of a `path` webhook: [`DEFAULT_SERVICE_NAME`] unless
+    /// the attribute sets `service_name`.
     pub service_name: &'static str,
+    /// `clientConfig.service.namespace` of a `path` webhook: [`DEFAULT_SERVICE_NAMESPACE`]
+    /// unless the attribute sets `service_namespace`.
     pub service_namespace: &'static str,
+    /// `clientConfig.service.port`; `None` leaves the apiserver's default of 443.
     pub service_port: Option<i32>,
 }
 
 /// Implemented by the attribute for the type it sits on: the webhook that type serves.
 pub trait Declared {
+    /// The webhook, as registered for `cargo xtask manifests`; the webhook server serves
+    /// the type at its `path`.
     const WEBHOOK: Webhook;
 }
 
@@ -74,19 +97,26 @@ pub const INVALID: Webhook = Webhook {
 /// `+kubebuilder:webhookconfiguration`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Configuration {
+    /// `true` names the MutatingWebhookConfiguration, `false` the
+    /// ValidatingWebhookConfiguration.
     pub mutating: bool,
+    /// The configuration's `metadata.name`.
     pub name: &'static str,
 }
 
 inventory::collect!(Webhook);
 inventory::collect!(Configuration);
 
-/// The configuration names controller-gen uses when no `webhook_configuration` names one.
+/// The MutatingWebhookConfiguration's name controller-gen uses when no
+/// `webhook_configuration` names one.
 pub const DEFAULT_MUTATING_CONFIGURATION: &str = "mutating-webhook-configuration";
+/// The ValidatingWebhookConfiguration's name controller-gen uses when no
+/// `webhook_configuration` names one.
 pub const DEFAULT_VALIDATING_CONFIGURATION: &str = "validating-webhook-configuration";
 
-/// Defaults of `clientConfig.service`, which kustomize's namespace and name prefix rewrite.
+/// The default `clientConfig.service.name`, which kustomize's name prefix rewrites.
 pub const DEFAULT_SERVICE_NAME: &str = "webhook-service";
+/// The default `clientConfig.service.namespace`, which kustomize's namespace rewrites.
 pub const DEFAULT_SERVICE_NAMESPACE: &str = "system";
 
 /// Every webhook registered by the crates linked into this binary.
@@ -106,14 +136,18 @@ pub fn registered_configurations() -> Vec<Configuration> {
 /// one ValidatingWebhookConfiguration.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Manifests {
+    /// Every mutating webhook; `None` when there is none.
     pub mutating: Option<MutatingWebhookConfiguration>,
+    /// Every validating webhook; `None` when there is none.
     pub validating: Option<ValidatingWebhookConfiguration>,
 }
 
 /// Two `webhook_configuration` declarations for the same kind of configuration.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DuplicateConfiguration {
+    /// Whether the declarations name the mutating configuration (else the validating one).
     pub mutating: bool,
+    /// The names declared, sorted.
     pub names: Vec<&'static str>,
 }
 

@@ -37,6 +37,8 @@
 //! marker does to its node; and, for a field marker that also changes the struct holding an
 //! optional field, `object:` what it does to that struct (as controller-gen's struct pass).
 
+#![warn(missing_docs)]
+
 /// Expands to `$callback! { rows }`; see the crate documentation for the row format.
 #[macro_export]
 macro_rules! markers {

@@ -24,6 +24,8 @@
 //! A crate of its own so that the macros (the CRD's names) and `cargo xtask create api` (the
 //! reconciler's RBAC rules) derive the same plural from one implementation.
 
+#![warn(missing_docs)]
+
 /// The default plural of `kind`: `CronJob` → `cronjobs`, `Policy` → `policies`, `Gizmo` →
 /// `gizmoes`, `FancyPerson` → `fancypeople`, `Sheep` → `sheep`.
 pub fn plural(kind: &str) -> String {

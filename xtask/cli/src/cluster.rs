@@ -14,6 +14,8 @@ use kubebuilder_envtest::node::{self, CONTEXT_NAME, Started, Status};
 use crate::certmanager;
 use crate::image;
 
+/// The subcommands of `cargo xtask cluster`: kind's `create cluster`, `delete cluster` and
+/// `load`, for a node on this machine.
 #[derive(Subcommand)]
 pub enum Command {
     /// Start the local node (or reuse the running one) and make it the kubeconfig's current context.
@@ -34,6 +36,7 @@ pub enum Command {
     },
 }
 
+/// Runs a `cargo xtask cluster` subcommand (`up` and `down` need root).
 pub fn run(command: Command) -> Result<()> {
     match command {
         Command::Up { cert_manager } => up(cert_manager),

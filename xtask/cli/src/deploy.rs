@@ -32,6 +32,7 @@ const FIELD_MANAGER: &str = "cargo-xtask";
 /// How long CRDs may take to become Established, and objects to go when deleted.
 const TIMEOUT: Duration = Duration::from_secs(60);
 
+/// The options of `cargo xtask deploy` (kubebuilder's `make deploy IMG=...`).
 #[derive(clap::Args)]
 pub struct DeployArgs {
     /// The manager image (replaces the `controller` image of config/manager).
@@ -48,6 +49,7 @@ pub struct DeployArgs {
     pub timeout: u64,
 }
 
+/// The options of `cargo xtask undeploy` (kubebuilder's `make undeploy`).
 #[derive(clap::Args)]
 pub struct UndeployArgs {
     /// The kustomization to remove, relative to the workspace root.
@@ -58,6 +60,7 @@ pub struct UndeployArgs {
 /// The kustomization holding the CRDs.
 const CRD_DIR: &str = "config/crd";
 
+/// `make install`: applies the CRDs of config/crd and waits until they are Established.
 pub fn install() -> Result<()> {
     let objects = kustomize::build(
         &kustomize::in_workspace(CRD_DIR.as_ref()),
@@ -66,6 +69,8 @@ pub fn install() -> Result<()> {
     run(apply_all(objects))
 }
 
+/// `make uninstall`: deletes the CRDs of config/crd (and so every object of their kinds),
+/// waiting for each to go.
 pub fn uninstall() -> Result<()> {
     let objects = kustomize::build(
         &kustomize::in_workspace(CRD_DIR.as_ref()),
@@ -74,6 +79,8 @@ pub fn uninstall() -> Result<()> {
     run(delete_all(objects))
 }
 
+/// `make deploy`: applies every object of the kustomization, with the manager image
+/// replaced when one is given, then waits for its Deployments to roll out unless `--no-wait`.
 pub fn deploy(args: DeployArgs) -> Result<()> {
     let overrides = Overrides::manager_image(args.image.as_deref());
     let objects = kustomize::build(&kustomize::in_workspace(&args.dir), &overrides)?;
@@ -87,6 +94,8 @@ pub fn deploy(args: DeployArgs) -> Result<()> {
     })
 }
 
+/// `make undeploy`: deletes every object of the kustomization, in reverse order, waiting
+/// for each to go.
 pub fn undeploy(args: UndeployArgs) -> Result<()> {
     let objects = kustomize::build(&kustomize::in_workspace(&args.dir), &Overrides::default())?;
     run(delete_all(objects))

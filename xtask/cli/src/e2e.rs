@@ -25,6 +25,7 @@ pub const IMAGE_ENV: &str = "E2E_IMAGE";
 /// The package whose `node` tests exercise the node itself.
 const NODE_TESTS_PACKAGE: &str = "kubebuilder-envtest";
 
+/// The options of `cargo xtask test-e2e` (kubebuilder's `make test-e2e`).
 #[derive(clap::Args)]
 pub struct Args {
     /// Extra arguments for the e2e `cargo test` runs (e.g. a test name filter after `--`).
@@ -32,6 +33,8 @@ pub struct Args {
     cargo_args: Vec<String>,
 }
 
+/// Runs the steps of the module docs in order, failing at the first that fails; the node is
+/// stopped whatever happens once it is up. Fails at once when a local node is already running.
 pub fn run(args: Args) -> Result<()> {
     let started = Instant::now();
     let root = crate::workspace_root();

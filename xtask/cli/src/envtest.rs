@@ -11,6 +11,8 @@ use anyhow::{Context, Result, bail};
 use clap::Subcommand;
 use kubebuilder_envtest::{ControlPlane, Options, assets};
 
+/// The subcommands of `cargo xtask envtest`: what `setup-envtest use` and a long-running
+/// envtest give Go projects.
 #[derive(Subcommand)]
 pub enum Command {
     /// Build kube-apiserver and etcd (or reuse the cache / KUBEBUILDER_ASSETS) and print the directory.
@@ -24,6 +26,7 @@ pub enum Command {
     Serve,
 }
 
+/// Runs a `cargo xtask envtest` subcommand; the control plane's state is in [`local_dir`].
 pub fn run(command: Command) -> Result<()> {
     match command {
         Command::Install => {

@@ -24,6 +24,7 @@ pub const ROOTFS_DIR: &str = "target/image/rootfs";
 /// Where Debian keeps the CA bundle the image carries (package ca-certificates).
 const CA_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
 
+/// The options of `cargo xtask docker-build` (kubebuilder's `make docker-build IMG=...`).
 #[derive(clap::Args)]
 pub struct Args {
     /// The image's name (kubebuilder's IMG).
@@ -31,6 +32,8 @@ pub struct Args {
     pub image: String,
 }
 
+/// Builds the manager and writes its image to [`archive_path`] and its files to
+/// [`ROOTFS_DIR`].
 pub fn run(args: Args) -> Result<()> {
     let root = crate::workspace_root();
     let name = normalize_reference(&args.image)?;

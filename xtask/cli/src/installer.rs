@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 
 use crate::kustomize::{self, Overrides};
 
+/// The options of `cargo xtask build-installer` (kubebuilder's `make build-installer IMG=...`).
 #[derive(clap::Args)]
 pub struct Args {
     /// The manager image (replaces the `controller` image of config/manager).
@@ -22,6 +23,8 @@ pub struct Args {
     pub output: PathBuf,
 }
 
+/// Renders the kustomization, with the manager image replaced when one is given, into one
+/// multi-document YAML file.
 pub fn run(args: Args) -> Result<()> {
     let objects = kustomize::build(
         &kustomize::in_workspace(&args.dir),

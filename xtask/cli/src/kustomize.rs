@@ -30,9 +30,13 @@ pub struct Overrides {
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct Image {
+    /// The image the containers name (its repository, without tag or digest), e.g. `controller`.
     pub name: String,
+    /// The repository that replaces it; `None` keeps `name`.
     pub new_name: Option<String>,
+    /// The tag to use; `None` keeps the container's own, unless `digest` is set.
     pub new_tag: Option<String>,
+    /// The digest to use (`sha256:...`), which wins over any tag.
     pub digest: Option<String>,
 }
 

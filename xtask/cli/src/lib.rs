@@ -72,13 +72,9 @@ pub enum Command {
     /// Run the manager locally against the current kubeconfig's cluster, or a local
     /// control plane when none is configured (CRDs installed, samples applied).
     Run(run::Args),
-    /// Make a new project in a new directory (kubebuilder's `init`).
-    Init(scaffold::init::Args),
-    /// Add a kind or its webhooks to this project (kubebuilder's `create`).
-    Create {
-        #[command(subcommand)]
-        command: scaffold::CreateCommand,
-    },
+    /// kubebuilder's CLI (`init`, `create`, `version`), as `cargo kubebuilder` has it.
+    #[command(flatten)]
+    Scaffold(scaffold::Command),
 }
 
 /// Runs one command in the workspace found by [`workspace_root`].
@@ -96,8 +92,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::Undeploy(args) => deploy::undeploy(args),
         Command::BuildInstaller(args) => installer::run(args),
         Command::Run(args) => run::run(args),
-        Command::Init(args) => scaffold::init::run(&args),
-        Command::Create { command } => scaffold::create(&command),
+        Command::Scaffold(command) => scaffold::run(&command),
     }
 }
 

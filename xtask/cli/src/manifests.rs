@@ -25,6 +25,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubebuilder::{crd, rbac, webhook, yaml};
 
+/// The options of `cargo xtask manifests` (kubebuilder's `make manifests`).
 #[derive(clap::Args)]
 pub struct Args {
     /// Write nothing; fail listing the files that are out of date.
@@ -35,6 +36,8 @@ pub struct Args {
     pub max_desc_len: Option<usize>,
 }
 
+/// Writes the files that are missing or out of date, or with `--check` only lists them
+/// and fails.
 pub fn run(args: Args) -> Result<()> {
     let root = crate::workspace_root();
     let outputs = outputs(&root, &Declarations::registered(args.max_desc_len)?)?;
@@ -83,15 +86,23 @@ fn stale<'a>(root: &Path, outputs: &'a [Output]) -> Vec<&'a Output> {
 pub struct Output {
     /// Relative to the workspace root.
     pub path: PathBuf,
+    /// The whole file: YAML documents, or a kustomization with the missing entries added.
     pub content: String,
 }
 
 /// What the attributes declare, which the manifests render.
 #[derive(Debug, Default)]
 pub struct Declarations {
+    /// One CRD per kind, its API versions merged (`config/crd/bases`).
     pub crds: Vec<CustomResourceDefinition>,
+    /// The `#[kubebuilder::rbac]` rules (controller-gen's `+kubebuilder:rbac`), for
+    /// `config/rbac/role.yaml`.
     pub rules: Vec<rbac::Rule>,
+    /// The `#[kubebuilder::webhook]` declarations (`+kubebuilder:webhook`), for
+    /// `config/webhook/manifests.yaml`.
     pub webhooks: Vec<webhook::Webhook>,
+    /// The `#[kubebuilder::webhook_configuration]` names of the webhook configuration
+    /// objects (`+kubebuilder:webhookconfiguration`); without one, controller-gen's defaults.
     pub webhook_configurations: Vec<webhook::Configuration>,
 }
 

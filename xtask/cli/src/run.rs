@@ -32,6 +32,7 @@ const READY_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long the apiserver may take to call a CRD's new conversion webhook.
 const CONVERSION_PICKUP: Duration = Duration::from_secs(30);
 
+/// The options of `cargo xtask run` (kubebuilder's `make run`).
 #[derive(clap::Args)]
 pub struct Args {
     /// Flags for the manager, after `--` (e.g. `-- --metrics-bind-address=:8080`); see
@@ -40,6 +41,7 @@ pub struct Args {
     manager_args: Vec<String>,
 }
 
+/// Runs the manager as the module docs describe, until it exits or Ctrl-C stops it.
 pub fn run(args: Args) -> Result<()> {
     let binary = build_manager(&crate::workspace_root(), false)?;
     let kubeconfig = Kubeconfig::read().ok();

@@ -9,6 +9,7 @@ use kubebuilder_envtest::{ControlPlane, assets};
 
 use crate::tools;
 
+/// The options of `cargo xtask test` (kubebuilder's `make test`).
 #[derive(clap::Args)]
 pub struct Args {
     /// Extra arguments for `cargo test` (e.g. a test name filter after `--`).
@@ -16,6 +17,8 @@ pub struct Args {
     cargo_args: Vec<String>,
 }
 
+/// Installs the control plane binaries and the tools, then runs each step of the module
+/// docs in order, stopping at the first that fails.
 pub fn run(args: Args) -> Result<()> {
     let assets = assets::install()?;
     let controller_gen = tools::CONTROLLER_GEN.install()?;

@@ -10,13 +10,18 @@ use kubebuilder_envtest::assets;
 
 /// A Go tool pinned to one version.
 pub struct Tool {
-    /// The binary's name, and the variable that overrides where it is.
+    /// The binary's name, as `go install` names it.
     pub binary: &'static str,
+    /// The variable that, when set, gives the binary's path instead of the cache.
     pub env: &'static str,
+    /// The Go package to `go install`.
     pub package: &'static str,
+    /// The module version the package is installed at (`@v…`).
     pub version: &'static str,
 }
 
+/// controller-gen, the reference the conformance tests check the generated CRDs, RBAC and
+/// webhook manifests against (the Makefile's `CONTROLLER_TOOLS_VERSION`).
 pub const CONTROLLER_GEN: Tool = Tool {
     binary: "controller-gen",
     env: "CONTROLLER_GEN",
@@ -24,6 +29,8 @@ pub const CONTROLLER_GEN: Tool = Tool {
     version: "v0.21.0",
 };
 
+/// kustomize, the reference the differential test of [`crate::kustomize`] checks it against
+/// (the Makefile's `KUSTOMIZE_VERSION`).
 pub const KUSTOMIZE: Tool = Tool {
     binary: "kustomize",
     env: "KUSTOMIZE",

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use kubebuilder_cli::Command;
 use kubebuilder_cli::scaffold::project::Project;
-use kubebuilder_cli::scaffold::{create_in, init};
+use kubebuilder_cli::scaffold::{self, create_in, init};
 
 use common::{
     changed, copy_repo, create_command, parse, repo_root, scaffold, snapshot, with_placeholders,
@@ -19,7 +19,7 @@ use common::{
 /// `init`'s arguments from a command line.
 fn init_args(line: &str) -> init::Args {
     match parse(line) {
-        Command::Init(args) => args,
+        Command::Scaffold(scaffold::Command::Init(args)) => args,
         _ => panic!("{line} is not init"),
     }
 }
@@ -148,7 +148,7 @@ fn bad_input_is_refused_naming_the_problem_and_leaves_the_tree_byte_for_byte_unc
     for (line, expected) in [
         (
             format!("init {root_arg} --domain example.com --name copy"),
-            "is not empty: `cargo xtask init` makes a project in a new or empty directory",
+            "is not empty: `init` makes a project in a new or empty directory",
         ),
         (
             format!("init {new_arg} --domain Example.com"),
@@ -157,6 +157,14 @@ fn bad_input_is_refused_naming_the_problem_and_leaves_the_tree_byte_for_byte_unc
         (
             format!("init {new_arg} --domain example.com --name My_Project"),
             "invalid project name \"My_Project\"",
+        ),
+        (
+            format!("init {new_arg} --domain example.com --local {new_arg}-checkout"),
+            "-checkout: No such file or directory",
+        ),
+        (
+            format!("init {new_arg} --domain example.com --local {root_arg}/config"),
+            "not a checkout of kubebuilder for Rust (it has no macros/kubebuilder/Cargo.toml)",
         ),
     ] {
         let error = init::run(&init_args(&line)).unwrap_err();
@@ -179,7 +187,11 @@ impl NewProject {
     fn init() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("fleet");
-        let args = init_args(&format!("init {} --domain example.com", root.display()));
+        let args = init_args(&format!(
+            "init {} --domain example.com --local {}",
+            root.display(),
+            repo_root().display()
+        ));
         init::plan(&args).unwrap().apply().unwrap();
         Self { _dir: dir, root }
     }
@@ -187,6 +199,16 @@ impl NewProject {
     fn read(&self, path: &str) -> String {
         read(&self.root, path)
     }
+}
+
+/// The path `[patch.crates-io]` of a project's `manifest` gives `name`.
+fn manifest_patch_path(manifest: &str, name: &str) -> PathBuf {
+    let patches = manifest.split_once("[patch.crates-io]\n").unwrap().1;
+    let line = patches
+        .lines()
+        .find_map(|line| line.strip_prefix(&format!("{name} = {{ path = \"")))
+        .unwrap_or_else(|| panic!("no patch of {name} in:\n{manifest}"));
+    PathBuf::from(line.strip_suffix("\" }").unwrap())
 }
 
 #[test]
@@ -235,14 +257,32 @@ fn init_writes_a_workspace_on_this_repositorys_crates_and_pins() {
 
     let manifest = project.read("Cargo.toml");
     let repo = repo_root();
-    for (name, path) in [
-        ("kubebuilder", "macros/kubebuilder"),
-        ("kubebuilder-cli", "xtask/cli"),
-        ("kubebuilder-envtest", "xtask/envtest"),
-        ("kubebuilder-runtime", "controller/runtime"),
+    for name in [
+        "kubebuilder",
+        "kubebuilder-cli",
+        "kubebuilder-envtest",
+        "kubebuilder-runtime",
     ] {
-        let line = format!("{name} = {{ path = \"{}\" }}", repo.join(path).display());
+        let line = format!("{name} = \"0.1.0\"");
         assert!(manifest.contains(&line), "{line} missing from:\n{manifest}");
+    }
+    // `--local`: the checkout by a relative path, from the project's directory.
+    let local = std::path::absolute(
+        project
+            .root
+            .join(manifest_patch_path(&manifest, "kubebuilder-runtime")),
+    )
+    .unwrap();
+    assert_eq!(
+        local.canonicalize().unwrap(),
+        repo.join("controller/runtime")
+    );
+    // No file names a directory of this machine (the relative paths climb with `../`).
+    for (path, bytes) in snapshot(&project.root) {
+        let text = String::from_utf8_lossy(&bytes).replace("../", "");
+        for dir in [repo.to_str().unwrap(), project.root.to_str().unwrap()] {
+            assert!(!text.contains(dir), "{} names {dir}", path.display());
+        }
     }
     let ours = read(&repo, "Cargo.toml");
     let pin = |name: &str| {

@@ -181,6 +181,7 @@ fn a_scaffolded_kind_is_reconciled_and_its_webhooks_are_called_by_the_apiserver(
             "--kind",
             "frigate",
         ],
+        &[],
     );
     assert!(!refused.status.success());
     let stderr = String::from_utf8_lossy(&refused.stderr);

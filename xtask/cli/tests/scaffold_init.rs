@@ -1,7 +1,7 @@
-//! `cargo xtask init` makes a project that builds and passes its own `cargo xtask test`
-//! as it is, whose config/ renders as kustomize renders it, and to which every variant of
-//! `create api` and `create webhook` adds code that builds lint-clean with current
-//! manifests.
+//! `cargo kubebuilder init`, with the CLI installed as a user installs it, makes a project
+//! that builds and passes its own `cargo xtask test` as it is, whose config/ renders as
+//! kustomize renders it, and to which every variant of `create api` and `create webhook`
+//! adds code that builds lint-clean with current manifests.
 //!
 //! Slow (it builds a new workspace; see `common` for how it shares the target directory):
 //! `#[ignore]`d, and run by `cargo xtask test` in its last step.
@@ -9,22 +9,71 @@
 mod common;
 
 use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use kubebuilder_cli::scaffold::init;
+use common::{cargo, cargo_ok, kustomize, objects, repo_root, scaffold, scratch_dir, set_version};
 
-use common::{cargo_ok, kustomize, objects, scaffold, scratch_dir, set_version};
+/// `cargo install --path xtask/cargo-kubebuilder --root <root>`, from this repository's lock
+/// and with this build's target directory: the `cargo kubebuilder` a user installs. The
+/// `PATH` under which cargo finds it.
+fn install_cargo_kubebuilder(root: &Path) -> OsString {
+    let root_arg = root.to_str().unwrap();
+    cargo_ok(
+        &repo_root(),
+        &[
+            "install",
+            "--locked",
+            "--debug",
+            "--path",
+            "xtask/cargo-kubebuilder",
+            "--root",
+            root_arg,
+        ],
+    );
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(root.join("bin")).chain(std::env::split_paths(&path)))
+        .unwrap()
+}
+
+/// `cargo kubebuilder <args>` in `dir`, found on `path`, which must succeed.
+fn cargo_kubebuilder(dir: &Path, path: &OsString, args: &[&str]) {
+    let output = cargo(
+        dir,
+        &[&["kubebuilder"], args].concat(),
+        &[("PATH", path.as_os_str())],
+    );
+    assert!(
+        output.status.success(),
+        "cargo kubebuilder {} failed ({}):\n{}",
+        args.join(" "),
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
 
 #[test]
 #[ignore = "slow (builds a new workspace): `cargo xtask test` runs it in its last step"]
 fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
-    let root = scratch_dir("init").join("fleet");
-    init::run(&init::Args {
-        dir: root.clone(),
-        domain: "fleet.example.com".to_owned(),
-        name: None,
-    })
-    .unwrap();
+    let scratch = scratch_dir("init");
+    let path = install_cargo_kubebuilder(&scratch.join("cargo-root"));
+    let empty = scratch.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let repo = repo_root();
+    cargo_kubebuilder(
+        &empty,
+        &path,
+        &[
+            "init",
+            "fleet",
+            "--domain",
+            "fleet.example.com",
+            "--local",
+            repo.to_str().unwrap(),
+        ],
+    );
+    let root: PathBuf = empty.join("fleet");
     set_version(&root, "0.1.0-scaffold-init");
 
     // Its own test command: fmt, clippy, manifests --check and its tests, on a control plane.
@@ -48,11 +97,16 @@ fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
         objects(&String::from_utf8(output.stdout).unwrap())
     );
 
-    // Every option of the scaffolds, then the project's test command again: the code is
-    // formatted and lint-clean, the manifests current, the scaffolded tests pass.
+    // A kind and its webhooks with the installed CLI (which regenerates the manifests),
+    // every other option of the scaffolds, then the project's test command again: the
+    // code is formatted and lint-clean, the manifests current, the scaffolded tests pass.
     for line in [
         "create api --group ship --version v1 --kind Frigate",
         "create webhook --group ship --version v1 --kind Frigate --defaulting --programmatic-validation",
+    ] {
+        cargo_kubebuilder(&root, &path, &line.split_whitespace().collect::<Vec<_>>());
+    }
+    for line in [
         "create api --group ship --version v1 --kind Armada --namespaced=false --plural armadae",
         "create webhook --group ship --version v1 --kind Armada --programmatic-validation",
         "create api --group escort --version v2alpha1 --kind EscortShip --controller=false",

@@ -48,8 +48,11 @@ pub struct Image {
     entries: BTreeMap<String, Entry>,
     /// `user[:group]`, numeric so that `runAsNonRoot` can check it.
     pub user: Option<String>,
+    /// The config's `Entrypoint`: the program and its arguments (Dockerfile `ENTRYPOINT`).
     pub entrypoint: Vec<String>,
+    /// The config's `Env`, as `NAME=value` (Dockerfile `ENV`).
     pub env: Vec<String>,
+    /// The config's `Labels` (Dockerfile `LABEL`).
     pub labels: BTreeMap<String, String>,
 }
 
@@ -374,6 +377,7 @@ fn write_file_atomically(path: &Path, contents: &[u8]) -> Result<()> {
 pub struct ArchivedImage {
     /// The full, normalised name (`docker.io/library/busybox:1.35`).
     pub name: String,
+    /// The manifest's digest (`sha256:<hex>`), from the archive's `index.json`.
     pub digest: String,
 }
 

@@ -10,6 +10,8 @@
 //! # Ok(()) }
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod assets;
 pub mod image;
 pub mod node;

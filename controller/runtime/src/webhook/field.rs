@@ -58,15 +58,25 @@ impl From<&str> for FieldPath {
 /// Why a field is wrong; the names of Kubernetes' `field.ErrorType`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FieldErrorType {
+    /// `field.NotFound`: a value that should exist does not.
     NotFound,
+    /// `field.Required`: a required value is missing.
     Required,
+    /// `field.Duplicate`: a value that must be unique is repeated.
     Duplicate,
+    /// `field.Invalid`: a malformed value.
     Invalid,
+    /// `field.NotSupported`: a value outside an enumeration.
     NotSupported,
+    /// `field.Forbidden`: a value not allowed here, whatever its form.
     Forbidden,
+    /// `field.TooLong`: a value longer than allowed.
     TooLong,
+    /// `field.TooMany`: more items than allowed.
     TooMany,
+    /// `field.InternalError`: a failure unrelated to the input.
     Internal,
+    /// `field.TypeInvalid`: a value of the wrong type.
     TypeInvalid,
 }
 
@@ -117,10 +127,13 @@ impl FieldErrorType {
 /// One wrong field: where, why, the offending value, and a detail for humans.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FieldError {
+    /// Why the field is wrong: the cause's type in the status, and the message's words.
     pub error_type: FieldErrorType,
+    /// The wrong field.
     pub field: FieldPath,
     /// The offending value; `None` leaves it out of the message.
     pub bad_value: Option<Value>,
+    /// What is wrong, for humans; empty when the error type says it all.
     pub detail: String,
 }
 

@@ -209,7 +209,8 @@ async fn set_conversion(
     Ok(())
 }
 
-/// Webhook configurations and CRD conversions installed by [`LoopbackRegistration::install`].
+/// Webhook configurations and CRD conversions installed for a [`LoopbackRegistration`]
+/// when the manager starts.
 #[derive(Clone)]
 pub struct RegisteredWebhooks {
     client: Client,

@@ -5,7 +5,7 @@
 //! metrics and its recovery from panics (the request is answered 500, counted, and the
 //! server goes on).
 //!
-//! Each path is an [`Endpoint`]: admission, or conversion between the versions of the
+//! Each path serves one admission webhook, or the conversion between the versions of the
 //! kinds registered with [`Webhooks::conversion`] (at `/convert`).
 
 mod conversion;

@@ -25,27 +25,46 @@ pub const GENERATOR_ANNOTATION: (&str, &str) = ("controller-gen.kubebuilder.io/v
 /// One version of a kind, as its `#[kubebuilder::resource(...)]` declares it.
 #[derive(Clone, Copy, Debug)]
 pub struct Version {
+    /// The API group (`batch.tutorial.kubebuilder.io`; Go's `+groupName`).
     pub group: &'static str,
+    /// The kind (`CronJob`).
     pub kind: &'static str,
     /// The version name (`v1`).
     pub name: &'static str,
+    /// `spec.names.plural`: `resource(path)`, else controller-gen's default plural of the
+    /// kind. The CRD is named `<plural>.<group>`.
     pub plural: &'static str,
+    /// `spec.names.singular`: `resource(singular)`, else the kind lower-cased.
     pub singular: &'static str,
+    /// `spec.names.shortNames`: `resource(short_name)`.
     pub short_names: &'static [&'static str],
+    /// `spec.names.categories`: `resource(categories)`; `kubectl get <category>` (such as
+    /// `kubectl get all`) lists the kind.
     pub categories: &'static [&'static str],
     /// `Namespaced` or `Cluster`.
     pub scope: &'static str,
+    /// `storageversion`: objects are persisted in this version. A kind needs exactly one,
+    /// unless it has a single version, which is then the storage version anyway.
     pub storage: bool,
+    /// `false` with `unservedversion`: the apiserver no longer serves this version.
     pub served: bool,
     /// `Some` with `deprecatedversion`; the inner value is its warning.
     pub deprecated: Option<Option<&'static str>>,
     /// `skipversion`: declared, but left out of the CRD.
     pub skip: bool,
+    /// `metadata(annotations)`: the CRD object's annotations, as (key, value).
     pub annotations: &'static [(&'static str, &'static str)],
+    /// `metadata(labels)`: the CRD object's labels, as (key, value).
     pub labels: &'static [(&'static str, &'static str)],
+    /// `subresource(status)`: `status` is written through `/status` only, and updates of
+    /// the object leave it unchanged.
     pub status_subresource: bool,
+    /// `subresource(scale(...))`; `None` without a scale subresource.
     pub scale: Option<Scale>,
+    /// `printcolumn(...)`, in order: the version's `additionalPrinterColumns`.
     pub printer_columns: &'static [PrinterColumn],
+    /// `selectablefield(json_path = ...)`: the JSON paths field selectors may use
+    /// (`selectableFields`).
     pub selectable_fields: &'static [&'static str],
     /// `hub = ...`: the name of the version this one converts through. A kind with such a
     /// version gets a `spec.conversion` to the webhook server.
@@ -68,24 +87,35 @@ impl Version {
 /// `subresource(scale(...))`.
 #[derive(Clone, Copy, Debug)]
 pub struct Scale {
+    /// `specReplicasPath`: the JSON path of the desired replicas (`.spec.replicas`).
     pub spec_path: &'static str,
+    /// `statusReplicasPath`: the JSON path of the observed replicas (`.status.replicas`).
     pub status_path: &'static str,
+    /// `labelSelectorPath`: the JSON path of the pods' label selector in string form, which
+    /// the HorizontalPodAutoscaler needs; `None` leaves it out.
     pub selector_path: Option<&'static str>,
 }
 
 /// `printcolumn(...)`.
 #[derive(Clone, Copy, Debug)]
 pub struct PrinterColumn {
+    /// The column's header.
     pub name: &'static str,
+    /// `integer`, `number`, `string`, `boolean` or `date`.
     pub type_: &'static str,
+    /// The JSON path of the value shown, from the object's root (`.spec.schedule`).
     pub json_path: &'static str,
+    /// `description`; `None` leaves it out.
     pub description: Option<&'static str>,
+    /// An OpenAPI format refining `type_` (`int32`, `date-time`, ...); `None` leaves it out.
     pub format: Option<&'static str>,
+    /// `0` shows the column in `kubectl get`'s standard view, more only with `-o wide`.
     pub priority: i32,
 }
 
 /// Implemented by `#[kubebuilder::resource(...)]` for the root object of a version.
 pub trait CustomResource {
+    /// This version of the kind, as the attribute declares it.
     const VERSION: Version;
 
     /// A CRD with this version alone, as declared (storage, since it is the only one;

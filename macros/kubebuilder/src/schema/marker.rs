@@ -14,16 +14,24 @@ use serde_json::Value;
 /// A literal value written in an attribute (`default`, `example`, `enum` members).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Literal {
+    /// `null`, which only `default_json` can write.
     Null,
+    /// `true` or `false`.
     Bool(bool),
+    /// A number without a fraction or exponent.
     Int(i64),
+    /// Any other number.
     Float(f64),
+    /// A string.
     String(&'static str),
+    /// A list (`[1, 2]`).
     List(&'static [Literal]),
+    /// A map (`{"a": 1}`), its entries in the order written.
     Map(&'static [(&'static str, Literal)]),
 }
 
 impl Literal {
+    /// The value as JSON, for the schema's `default`, `example` and `enum`.
     pub fn to_json(&self) -> Value {
         match *self {
             Literal::Null => Value::Null,
@@ -45,15 +53,25 @@ impl Literal {
 /// One `x-kubernetes-validations` entry (`+kubebuilder:validation:XValidation`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Rule {
+    /// The CEL expression that must hold (`self.minReplicas <= self.replicas`).
     pub rule: &'static str,
+    /// `message`, reported when the rule fails; `None` lets the apiserver report the rule.
     pub message: Option<&'static str>,
+    /// `messageExpression`: CEL computing the message, preferred over `message`.
     pub message_expression: Option<&'static str>,
+    /// `reason`: the cause reported when the rule fails (`FieldValueForbidden`, ...);
+    /// `None` leaves the apiserver's `FieldValueInvalid`.
     pub reason: Option<&'static str>,
+    /// `fieldPath`: the field the failure is reported at, relative to the node
+    /// (`.spec.replicas`); `None` reports it at the node.
     pub field_path: Option<&'static str>,
+    /// `optionalOldSelf`: `Some(true)` evaluates a transition rule on create too, with
+    /// `oldSelf` an optional.
     pub optional_old_self: Option<bool>,
 }
 
 impl Rule {
+    /// The rule as an `x-kubernetes-validations` entry.
     pub fn to_validation_rule(&self) -> ValidationRule {
         ValidationRule {
             rule: self.rule.to_owned(),
@@ -69,7 +87,9 @@ impl Rule {
 /// `+kubebuilder:externalDocs`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Docs {
+    /// `externalDocs.url`; empty leaves it out.
     pub url: &'static str,
+    /// `externalDocs.description`; empty leaves it out.
     pub description: &'static str,
 }
 
@@ -86,12 +106,17 @@ impl Docs {
 /// ([`check_marker`](super::check_marker)).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Needs {
+    /// Any node.
     Nothing,
+    /// An integer or a number.
     Numeric,
     /// Numeric, and integral when the node is an integer.
     Bound(f64),
+    /// A string or an int-or-string.
     Textual,
+    /// An array.
     Array,
+    /// An object.
     Object,
     /// An object with values (a map), or one that keeps unknown fields.
     Map,

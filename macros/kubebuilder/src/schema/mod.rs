@@ -190,7 +190,10 @@ pub fn field(
 pub struct Property {
     /// The JSON name.
     pub name: &'static str,
+    /// The field's schema, with its doc and markers ([`field`]).
     pub schema: JSONSchemaProps,
+    /// Listed in the struct's `required`: as the `required` and `optional` markers say,
+    /// else unless the field is an `Option` (controller-gen's precedence).
     pub required: bool,
     /// `#[serde(flatten)]` (Go: an embedded or `,inline` field): its fields are merged
     /// into the struct's.

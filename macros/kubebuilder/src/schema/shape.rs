@@ -16,9 +16,14 @@ pub struct Shape {
     pub known: bool,
     /// The OpenAPI type; empty when the schema has none.
     pub type_: &'static str,
+    /// `x-kubernetes-int-or-string`: an integer or a string, in a schema without a type.
     pub int_or_string: bool,
+    /// `x-kubernetes-preserve-unknown-fields`: fields the schema does not declare are kept,
+    /// so JSON paths and defaults may name any field below the node.
     pub preserve_unknown_fields: bool,
+    /// The values `enum` allows; empty for any.
     pub enum_: &'static [Literal],
+    /// Elements of an array.
     pub items: Option<&'static Shape>,
     /// Fields of a struct, by JSON name.
     pub properties: &'static [(&'static str, &'static Shape)],
@@ -192,6 +197,7 @@ impl Message {
         }
     }
 
+    /// The message, for the `panic!` of the `const` check that found the mistake.
     pub const fn as_str(&self) -> &str {
         let (text, _) = self.buf.split_at(self.len);
         match core::str::from_utf8(text) {

@@ -15,8 +15,10 @@ use super::versions;
 use super::{KindArgs, insert_rendered, kind_values, read_project_for, render_into};
 use crate::manifests;
 
+/// The options of `cargo xtask create api` (kubebuilder's `create api`).
 #[derive(clap::Args, Clone, Debug)]
 pub struct Args {
+    /// The kind to scaffold: `--group`, `--version`, `--kind`.
     #[command(flatten)]
     pub kind: KindArgs,
     /// Namespaced objects (`--namespaced=false`: cluster-scoped).

@@ -13,8 +13,10 @@ use super::templates::{self, Values, kind as template};
 use super::versions;
 use super::{KindArgs, insert_rendered, kind_values, read_project_for, render_into};
 
+/// The options of `cargo xtask create webhook` (kubebuilder's `create webhook`).
 #[derive(clap::Args, Clone, Debug)]
 pub struct Args {
+    /// The kind the webhooks are for: `--group`, `--version`, `--kind`.
     #[command(flatten)]
     pub kind: KindArgs,
     /// A defaulting (mutating) webhook.

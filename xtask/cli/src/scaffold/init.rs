@@ -1,9 +1,14 @@
-//! `cargo xtask init <dir> --domain <domain> [--name <project>]`: a new workspace with this
-//! repository's layout (`api/`, `controller/` with the manager, `xtask/`, `config/`), using
-//! this repository's crates by path, that builds, renders its manifests and passes its own
-//! `cargo xtask test` as it is.
+//! `init <dir> --domain <domain> [--name <project>] [--local <checkout>]`
+//! (`cargo kubebuilder init`, or a project's `cargo xtask init`): a new workspace with this
+//! repository's layout (`api/`, `controller/` with the manager, `xtask/`, `config/`) that
+//! builds, renders its manifests and passes its own `cargo xtask test` as it is.
+//!
+//! The project depends on the kubebuilder crates by version, as a crates.io user gets
+//! them. `--local` points it at a checkout of kubebuilder for Rust instead, with a
+//! `[patch.crates-io]` section whose paths are relative to the project: nothing the
+//! project holds names a directory of the machine it was made on.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
@@ -13,11 +18,13 @@ use super::project::{self, Project};
 use super::templates::{self, Values, config, workspace};
 use crate::manifests::{self, Declarations};
 
-/// This repository's workspace manifest: a new project shares its dependency pins.
-const OUR_MANIFEST: &str = include_str!("../../../../Cargo.toml");
-/// Its lock file: a new project starts from the versions this repository is tested with
-/// (cargo drops the packages it does not use).
-const OUR_LOCK: &str = include_str!("../../../../Cargo.lock");
+/// This repository's workspace manifest: a new project shares its dependency pins. A copy
+/// kept in this crate (equal to the workspace's, which a test checks), so that the
+/// packaged crate has it.
+const OUR_MANIFEST: &str = include_str!("../../pins/workspace.toml");
+/// Its lock file, copied the same way: a new project starts from the versions this
+/// repository is tested with (cargo drops the packages it does not use).
+const OUR_LOCK: &str = include_str!("../../pins/workspace.lock");
 
 /// The crates of this repository a project depends on.
 const KUBEBUILDER_CRATES: &[&str] = &[
@@ -26,6 +33,9 @@ const KUBEBUILDER_CRATES: &[&str] = &[
     "kubebuilder-envtest",
     "kubebuilder-runtime",
 ];
+
+/// A file every checkout of kubebuilder for Rust has, to tell one from another directory.
+const CHECKOUT_MARKER: &str = "macros/kubebuilder/Cargo.toml";
 
 #[derive(clap::Args, Clone, Debug)]
 pub struct Args {
@@ -38,6 +48,10 @@ pub struct Args {
     /// directory's name).
     #[arg(long)]
     pub name: Option<String>,
+    /// Use the kubebuilder crates of the checkout at this path instead of crates.io
+    /// (through `[patch.crates-io]`, by a path relative to the project).
+    #[arg(long, value_name = "CHECKOUT")]
+    pub local: Option<PathBuf>,
 }
 
 pub fn run(args: &Args) -> Result<()> {
@@ -45,7 +59,7 @@ pub fn run(args: &Args) -> Result<()> {
     let root = plan.root().to_owned();
     super::apply(plan)?;
     eprintln!(
-        "xtask: a new project in {}. Next:\n  cd {}\n  cargo xtask create api --group <group> \
+        "init: a new project in {}. Next:\n  cd {}\n  cargo xtask create api --group <group> \
          --version v1 --kind <Kind>\n  cargo xtask run",
         root.display(),
         args.dir.display()
@@ -71,11 +85,15 @@ pub fn plan(args: &Args) -> Result<Plan> {
         .is_ok_and(|mut entries| entries.next().is_some())
     {
         bail!(
-            "{} is not empty: `cargo xtask init` makes a project in a new or empty directory",
+            "{} is not empty: `init` makes a project in a new or empty directory",
             root.display()
         );
     }
-    let kubebuilder_dir = kubebuilder_dir()?;
+    let local = args
+        .local
+        .as_deref()
+        .map(|checkout| local_checkout(checkout, &root))
+        .transpose()?;
 
     let values = Values::default()
         .with("project_name", name.as_str())
@@ -83,8 +101,7 @@ pub fn plan(args: &Args) -> Result<Plan> {
         .with(
             "leader_election_id",
             leader_election_id(&args.domain, &name),
-        )
-        .with("kubebuilder_dir", kubebuilder_dir.display().to_string());
+        );
     let mut plan = Plan::new(&root);
     for (path, template) in workspace::FILES {
         plan.write(path, templates::render(template, &values));
@@ -95,7 +112,7 @@ pub fn plan(args: &Args) -> Result<Plan> {
             templates::render(template, &values),
         );
     }
-    plan.write("Cargo.toml", workspace_manifest(&kubebuilder_dir)?);
+    plan.write("Cargo.toml", workspace_manifest(local.as_deref())?);
     plan.write("Cargo.lock", OUR_LOCK.to_owned());
     plan.write(project::FILE, Project::new(&args.domain, &name).to_yaml());
     // What `manifests` writes for a project that declares nothing yet, so that `manifests
@@ -107,16 +124,49 @@ pub fn plan(args: &Args) -> Result<Plan> {
     Ok(plan)
 }
 
-/// This repository's root, whose crates a new project uses: where this crate was built
-/// from.
-fn kubebuilder_dir() -> Result<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    dir.canonicalize().with_context(|| {
-        format!(
-            "kubebuilder for Rust is no longer at {} (where cargo xtask was built from)",
-            dir.display()
+/// The checkout `--local` names, as a path relative to the project at `root`.
+fn local_checkout(checkout: &Path, root: &Path) -> Result<PathBuf> {
+    let checkout = checkout
+        .canonicalize()
+        .with_context(|| format!("--local {}", checkout.display()))?;
+    if !checkout.join(CHECKOUT_MARKER).is_file() {
+        bail!(
+            "--local {}: not a checkout of kubebuilder for Rust (it has no {CHECKOUT_MARKER})",
+            checkout.display()
+        );
+    }
+    Ok(relative_path(&canonical_dir(root)?, &checkout))
+}
+
+/// `dir` with symbolic links resolved, although its last components may not exist yet.
+fn canonical_dir(dir: &Path) -> Result<PathBuf> {
+    let existing = dir
+        .ancestors()
+        .find(|ancestor| ancestor.exists())
+        .context("no ancestor of the project directory exists")?;
+    let rest = dir.strip_prefix(existing)?;
+    Ok(existing
+        .canonicalize()
+        .with_context(|| format!("resolving {}", existing.display()))?
+        .join(rest))
+}
+
+/// The path from the directory `from` to `to`, both absolute and without `..`.
+fn relative_path(from: &Path, to: &Path) -> PathBuf {
+    let shared = from
+        .components()
+        .zip(to.components())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let ups = from.components().count() - shared;
+    std::iter::repeat_n(Component::ParentDir, ups)
+        .map(|up| up.as_os_str().to_owned())
+        .chain(
+            to.components()
+                .skip(shared)
+                .map(|c| c.as_os_str().to_owned()),
         )
-    })
+        .collect()
 }
 
 /// kubebuilder's leader-election ID: the FNV-1a hash of the project's repository
@@ -130,54 +180,91 @@ fn leader_election_id(domain: &str, name: &str) -> String {
     format!("{hash:08x}.{domain}")
 }
 
-/// The new workspace's `Cargo.toml`: this repository's, with the project's members, and
-/// its own crates in `[workspace.dependencies]` replaced by the project's and by absolute
-/// paths to the kubebuilder crates; every other pin, and the profiles, as they are.
-fn workspace_manifest(kubebuilder_dir: &Path) -> Result<String> {
+/// The new workspace's `Cargo.toml`: this repository's, with the project's members, its
+/// own crates in `[workspace.dependencies]` replaced by the project's and by the
+/// kubebuilder crates' versions, and with `local` (a checkout, relative to the project)
+/// patched in for them; every other pin, and the profiles, as they are.
+fn workspace_manifest(local: Option<&Path>) -> Result<String> {
     let mut manifest = String::from(
         "[workspace]\nresolver = \"3\"\nmembers = [\"api\", \"controller\", \"xtask\"]\n",
     );
+    let mut patches = None;
     // The sections after our [workspace], whose members are ours alone.
     for section in OUR_MANIFEST.split("\n[").skip(1) {
         let section = format!("[{}", section.trim_end());
         let section = match section.strip_prefix("[workspace.dependencies]\n") {
-            Some(dependencies) => dependencies_section(dependencies, kubebuilder_dir)?,
+            Some(dependencies) => {
+                let (section, patch) = dependencies_section(dependencies, local)?;
+                patches = patch;
+                section
+            }
             None => section,
         };
         manifest += &format!("\n{section}\n");
     }
+    if let Some(patches) = patches {
+        manifest += &format!("\n{patches}");
+    }
     Ok(manifest)
 }
 
+/// One of our own crates as our `[workspace.dependencies]` names it:
+/// `<name> = { version = "<version>", path = "<path>" }`.
+struct OwnCrate<'a> {
+    name: &'a str,
+    version: &'a str,
+    path: &'a str,
+}
+
+impl<'a> OwnCrate<'a> {
+    /// The crate a line of our own crates' block names, if it is a published one (it has
+    /// a version).
+    fn parse(line: &'a str) -> Option<Self> {
+        let (name, rest) = line.split_once(" = { version = \"")?;
+        let (version, rest) = rest.split_once("\", path = \"")?;
+        let path = rest.strip_suffix("\" }")?;
+        Some(Self {
+            name,
+            version,
+            path,
+        })
+    }
+}
+
 /// Our `[workspace.dependencies]`, which starts with the block of this repository's crates
-/// (up to the first blank line), for a new project.
-fn dependencies_section(dependencies: &str, kubebuilder_dir: &Path) -> Result<String> {
+/// (up to the first blank line), for a new project; and with `local`, the
+/// `[patch.crates-io]` section that takes every kubebuilder crate from that checkout.
+fn dependencies_section(
+    dependencies: &str,
+    local: Option<&Path>,
+) -> Result<(String, Option<String>)> {
     let (own_crates, pins) = dependencies
         .split_once("\n\n")
         .context("our [workspace.dependencies] starts with the block of our own crates")?;
-    let mut section = format!(
-        "[workspace.dependencies]\n# This project's crates.\napi = {{ path = \"api\" }}\n\
-         controller = {{ path = \"controller\" }}\n# kubebuilder for Rust, from {}.\n",
-        kubebuilder_dir.display()
+    let own_crates: Vec<OwnCrate> = own_crates.lines().filter_map(OwnCrate::parse).collect();
+    let mut section = String::from(
+        "[workspace.dependencies]\n# This project's crates.\napi = { path = \"api\" }\n\
+         controller = { path = \"controller\" }\n# kubebuilder for Rust.\n",
     );
-    let mut found = 0;
-    for line in own_crates.lines() {
-        let Some((name, relative)) = line
-            .strip_suffix("\" }")
-            .and_then(|line| line.split_once(" = { path = \""))
-        else {
-            continue;
-        };
-        if KUBEBUILDER_CRATES.contains(&name) {
-            let path = kubebuilder_dir.join(relative);
-            section += &format!("{name} = {{ path = \"{}\" }}\n", path.display());
-            found += 1;
+    for name in KUBEBUILDER_CRATES {
+        let own = own_crates
+            .iter()
+            .find(|own| own.name == *name)
+            .with_context(|| format!("our Cargo.toml does not give {name} a version and a path"))?;
+        section += &format!("{name} = \"{}\"\n", own.version);
+    }
+    let patches = local.map(|checkout| {
+        let mut patches = String::from(
+            "[patch.crates-io]\n# kubebuilder for Rust from a checkout (`init --local`); without this \
+             section, from crates.io.\n",
+        );
+        for own in &own_crates {
+            let path = checkout.join(own.path);
+            patches += &format!("{} = {{ path = \"{}\" }}\n", own.name, path.display());
         }
-    }
-    if found != KUBEBUILDER_CRATES.len() {
-        bail!("our Cargo.toml does not name each of {KUBEBUILDER_CRATES:?} by path");
-    }
-    Ok(format!("{section}\n{pins}"))
+        patches
+    });
+    Ok((format!("{section}\n{pins}"), patches))
 }
 
 #[cfg(test)]
@@ -390,8 +477,19 @@ mod tests {
     }
 
     #[test]
-    fn the_manifest_shares_the_pins_and_points_at_the_kubebuilder_crates() {
-        let manifest = workspace_manifest(Path::new("/opt/kubebuilder-rs")).unwrap();
+    fn the_pins_are_this_workspaces() {
+        for (copy, ours_at) in [(OUR_MANIFEST, "Cargo.toml"), (OUR_LOCK, "Cargo.lock")] {
+            assert!(
+                copy == ours(ours_at),
+                "xtask/cli/pins/ is stale: cp {ours_at} xtask/cli/pins/workspace.{}",
+                ours_at.rsplit('.').next().unwrap()
+            );
+        }
+    }
+
+    #[test]
+    fn the_manifest_shares_the_pins_and_names_the_kubebuilder_crates_by_version() {
+        let manifest = workspace_manifest(None).unwrap();
         assert!(manifest.starts_with(
             "[workspace]\nresolver = \"3\"\nmembers = [\"api\", \"controller\", \"xtask\"]\n\n\
              [workspace.package]\n"
@@ -399,21 +497,85 @@ mod tests {
         assert!(manifest.contains(
             "[workspace.dependencies]\n# This project's crates.\napi = { path = \"api\" }\n\
              controller = { path = \"controller\" }\n\
-             # kubebuilder for Rust, from /opt/kubebuilder-rs.\n\
-             kubebuilder = { path = \"/opt/kubebuilder-rs/macros/kubebuilder\" }\n\
-             kubebuilder-cli = { path = \"/opt/kubebuilder-rs/xtask/cli\" }\n\
-             kubebuilder-envtest = { path = \"/opt/kubebuilder-rs/xtask/envtest\" }\n\
-             kubebuilder-runtime = { path = \"/opt/kubebuilder-rs/controller/runtime\" }\n\n"
+             # kubebuilder for Rust.\n\
+             kubebuilder = \"0.1.0\"\n\
+             kubebuilder-cli = \"0.1.0\"\n\
+             kubebuilder-envtest = \"0.1.0\"\n\
+             kubebuilder-runtime = \"0.1.0\"\n\n"
         ));
+        assert!(!manifest.contains("[patch"));
+        assert!(!manifest.contains("path = \"/"), "{manifest}");
         // Every other line of this repository's manifest is kept.
         let ours_without_own_crates: Vec<&str> = OUR_MANIFEST
             .lines()
             .skip_while(|line| !line.starts_with("[workspace.package]"))
-            .filter(|line| !line.contains("{ path = ") && *line != "# Our own crates.")
+            .filter(|line| !line.contains("path = ") && *line != "# Our own crates.")
             .collect();
         let theirs: Vec<&str> = manifest.lines().collect();
         for line in ours_without_own_crates {
             assert!(theirs.contains(&line), "{line:?} is missing");
         }
+    }
+
+    #[test]
+    fn a_local_checkout_patches_in_every_kubebuilder_crate_by_a_relative_path() {
+        let manifest = workspace_manifest(Some(Path::new("../kubebuilder-rs"))).unwrap();
+        let patches = manifest.split_once("\n[patch.crates-io]\n").unwrap().1;
+        let patched: Vec<&str> = patches
+            .lines()
+            .filter(|line| !line.starts_with('#'))
+            .collect();
+        assert_eq!(
+            patched,
+            [
+                "kubebuilder = { path = \"../kubebuilder-rs/macros/kubebuilder\" }",
+                "kubebuilder-cli = { path = \"../kubebuilder-rs/xtask/cli\" }",
+                "kubebuilder-envtest = { path = \"../kubebuilder-rs/xtask/envtest\" }",
+                "kubebuilder-macros = { path = \"../kubebuilder-rs/macros\" }",
+                "kubebuilder-markers = { path = \"../kubebuilder-rs/macros/markers\" }",
+                "kubebuilder-plural = { path = \"../kubebuilder-rs/macros/plural\" }",
+                "kubebuilder-runtime = { path = \"../kubebuilder-rs/controller/runtime\" }",
+            ]
+        );
+    }
+
+    #[test]
+    fn relative_paths_climb_to_the_shared_ancestor() {
+        for (from, to, relative) in [
+            (
+                "/tmp/projects/fleet",
+                "/work/kubebuilder-rs",
+                "../../../work/kubebuilder-rs",
+            ),
+            ("/work/fleet", "/work/kubebuilder-rs", "../kubebuilder-rs"),
+            (
+                "/work/kubebuilder-rs/examples/fleet",
+                "/work/kubebuilder-rs",
+                "../..",
+            ),
+        ] {
+            assert_eq!(
+                relative_path(Path::new(from), Path::new(to)),
+                Path::new(relative),
+                "{from} -> {to}"
+            );
+        }
+    }
+
+    #[test]
+    fn local_refuses_what_is_no_checkout() {
+        let dir = tempfile::tempdir().unwrap();
+        let error = local_checkout(dir.path(), &dir.path().join("fleet")).unwrap_err();
+        assert!(
+            error.to_string().ends_with(
+                "not a checkout of kubebuilder for Rust (it has no macros/kubebuilder/Cargo.toml)"
+            ),
+            "{error}"
+        );
+        let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        assert_eq!(
+            local_checkout(&here, &here.join("examples/fleet")).unwrap(),
+            Path::new("../..")
+        );
     }
 }

@@ -1,5 +1,6 @@
-//! `cargo xtask init`, `create api` and `create webhook`: what kubebuilder's CLI scaffolds,
-//! for Rust projects.
+//! `init`, `create api`, `create webhook` and `version`: what kubebuilder's CLI does, for
+//! Rust projects. They are the commands of `cargo kubebuilder`, and every project's `cargo
+//! xtask` has them too.
 //!
 //! Every command checks its arguments and computes each file it writes in memory first
 //! ([`plan::Plan`]); only a complete plan touches the disk, all at once, so bad input leaves
@@ -25,7 +26,47 @@ use self::plan::Plan;
 use self::project::Project;
 use self::templates::Values;
 
-/// What `cargo xtask create` adds to the project.
+/// kubebuilder's CLI: the commands of `cargo kubebuilder`, which a project's `cargo xtask`
+/// has as well.
+#[derive(clap::Subcommand, Clone, Debug)]
+pub enum Command {
+    /// Make a new project in a new directory (kubebuilder's `init`).
+    Init(init::Args),
+    /// Add a kind or its webhooks to this project (kubebuilder's `create`).
+    Create {
+        /// What to add.
+        #[command(subcommand)]
+        command: CreateCommand,
+    },
+    /// Print the versions of the kubebuilder crates and of the tools they match.
+    Version,
+}
+
+/// Runs a scaffolding command; `create` in the workspace found by
+/// [`workspace_root`](crate::workspace_root).
+pub fn run(command: &Command) -> Result<()> {
+    match command {
+        Command::Init(args) => init::run(args),
+        Command::Create { command } => create(command),
+        Command::Version => {
+            print!("{}", version());
+            Ok(())
+        }
+    }
+}
+
+/// What `version` prints: this crate's version (the kubebuilder crates share one), and the
+/// versions of the Kubernetes control plane and of controller-gen it is tested against.
+pub fn version() -> String {
+    format!(
+        "kubebuilder for Rust {}\nKubernetes (envtest, API types): {}\ncontroller-gen (manifests match): {}\n",
+        env!("CARGO_PKG_VERSION"),
+        kubebuilder_envtest::assets::KUBERNETES_VERSION,
+        crate::tools::CONTROLLER_GEN.version,
+    )
+}
+
+/// What `create` adds to the project.
 #[derive(clap::Subcommand, Clone, Debug)]
 pub enum CreateCommand {
     /// A kind: its types (api/src/<version>/<kind>_types.rs), its reconciler

@@ -10,12 +10,15 @@ pub use kubebuilder_plural::plural;
 pub struct Kind {
     /// The short group (`ship`); the API group is `<group>.<domain>`.
     pub group: String,
+    /// The project's domain (`example.com`).
     pub domain: String,
+    /// The API version (`v1`).
     pub version: String,
     /// UpperCamelCase (`Frigate`).
     pub kind: String,
     /// The resource name (`frigates`).
     pub plural: String,
+    /// `false` for a cluster-scoped kind.
     pub namespaced: bool,
 }
 

@@ -21,6 +21,7 @@ pub struct Plan {
 }
 
 impl Plan {
+    /// An empty plan for the tree at `root` (a workspace root, or `init`'s new directory).
     pub fn new(root: &Path) -> Self {
         Self {
             root: root.to_owned(),
@@ -28,6 +29,7 @@ impl Plan {
         }
     }
 
+    /// The directory the planned paths are relative to.
     pub fn root(&self) -> &Path {
         &self.root
     }

@@ -22,14 +22,23 @@ const HEADER: &str = "\
 # exist, and add to it what they scaffold.
 ";
 
+/// The whole file; field names are kubebuilder's (camelCase in the file).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Project {
+    /// The domain every API group is under (`init --domain`): group `batch` of domain
+    /// `tutorial.kubebuilder.io` is `batch.tutorial.kubebuilder.io`.
     pub domain: String,
+    /// The plugins that scaffolded the project: [`LAYOUT`] alone (kubebuilder:
+    /// `go.kubebuilder.io/v4`).
     pub layout: Vec<String>,
+    /// The project's name (`init --name`), a DNS label: config/ deploys into namespace
+    /// `<name>-system`, with `<name>-` as the name prefix and `app.kubernetes.io/name: <name>`.
     pub project_name: String,
+    /// Every kind in every version, in the order they were scaffolded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resources: Vec<Resource>,
+    /// The PROJECT format's version: `"3"`, kubebuilder's current one.
     pub version: String,
 }
 
@@ -37,12 +46,17 @@ pub struct Project {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Resource {
+    /// `None` when `create api` scaffolded no types for this version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub api: Option<Api>,
+    /// Whether `create api` scaffolded a controller for this kind (at this version).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub controller: bool,
+    /// The domain of the kind's group (the project's, for the kinds it scaffolds).
     pub domain: String,
+    /// The API group without the domain (`batch`).
     pub group: String,
+    /// The kind, in PascalCase (`CronJob`).
     pub kind: String,
     /// The Rust module of the API types (`api::v1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -50,34 +64,45 @@ pub struct Resource {
     /// Set only when `--plural` overrode the default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plural: Option<String>,
+    /// The API version (`v1`).
     pub version: String,
+    /// `None` until `create webhook` scaffolds one for this version.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub webhooks: Option<Webhooks>,
 }
 
+/// The API types `create api` scaffolded for a version.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Api {
+    /// The `apiextensions.k8s.io` version of the CRD: always `v1`.
     pub crd_version: String,
+    /// Whether the kind is namespaced (`false`: cluster-scoped, `create api --namespaced=false`).
     pub namespaced: bool,
 }
 
+/// The webhooks `create webhook` scaffolded for a version.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Webhooks {
+    /// A mutating (defaulting) webhook (`--defaulting`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub defaulting: bool,
+    /// A validating webhook (`--programmatic-validation`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub validation: bool,
     /// Conversion through this version (the hub) from each of `spoke`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub conversion: bool,
+    /// The versions that convert through this one (`--spoke`); empty without `conversion`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub spoke: Vec<String>,
+    /// The `admissionregistration.k8s.io` version of the configurations: always `v1`.
     pub webhook_version: String,
 }
 
 impl Project {
+    /// A project with no kinds yet, as `init` records it.
     pub fn new(domain: &str, project_name: &str) -> Self {
         Self {
             domain: domain.to_owned(),

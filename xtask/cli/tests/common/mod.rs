@@ -14,12 +14,13 @@
 #![allow(dead_code)] // Each test binary uses its own part of this module.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use clap::Parser as _;
-use kubebuilder_cli::scaffold::{CreateCommand, plan_create};
+use kubebuilder_cli::scaffold::{self, CreateCommand, plan_create};
 use kubebuilder_cli::{Cli, Command};
 use serde_json::Value;
 
@@ -42,7 +43,7 @@ pub fn parse(line: &str) -> Command {
 /// A `create api` or `create webhook` command line, parsed.
 pub fn create_command(line: &str) -> CreateCommand {
     match parse(line) {
-        Command::Create { command } => command,
+        Command::Scaffold(scaffold::Command::Create { command }) => command,
         _ => panic!("{line} is not a create command"),
     }
 }
@@ -155,19 +156,20 @@ pub fn set_version(root: &Path, version: &str) {
     .unwrap();
 }
 
-/// `cargo <args>` in the workspace at `dir`, with this build's target directory.
-pub fn cargo(dir: &Path, args: &[&str]) -> Output {
+/// `cargo <args>` in the workspace at `dir`, with this build's target directory and `env`.
+pub fn cargo(dir: &Path, args: &[&str], env: &[(&str, &OsStr)]) -> Output {
     kubebuilder_cli::cargo()
         .current_dir(dir)
         .args(args)
         .env("CARGO_TARGET_DIR", target_dir())
+        .envs(env.iter().copied())
         .output()
         .unwrap_or_else(|e| panic!("running cargo {args:?}: {e}"))
 }
 
 /// `cargo <args>` in `dir`, which must succeed; its stderr.
 pub fn cargo_ok(dir: &Path, args: &[&str]) -> String {
-    let output = cargo(dir, args);
+    let output = cargo(dir, args, &[]);
     let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
     assert!(
         output.status.success(),

@@ -32,15 +32,23 @@ pub const SYSCTLS: [&str; 10] = [
 /// The machine's state, as far as the node can change it.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
 pub struct Footprint {
+    /// The node's processes, as `name (pid N)` (see `node_processes`).
     pub processes: BTreeSet<String>,
+    /// Mount points in this process's mount namespace.
     pub mounts: BTreeSet<String>,
+    /// Named network namespaces (`/run/netns`), where the pods' networks live.
     pub network_namespaces: BTreeSet<String>,
+    /// Network interfaces (`/sys/class/net`): the bridge, the pods' veths.
     pub links: BTreeSet<String>,
+    /// IPv4 and IPv6 rules and chains, without counters (see `iptables_rules`).
     pub iptables: BTreeSet<String>,
     /// `nft list tables`: iptables-nft makes a table on first use and leaves it, empty.
     pub nftables: BTreeSet<String>,
+    /// Every cgroup directory, in every hierarchy (the kubelet's `kubepods` ones).
     pub cgroups: BTreeSet<String>,
+    /// The value of each of `SYSCTLS`, empty when the kernel has no such setting.
     pub sysctls: BTreeMap<String, String>,
+    /// Which of the node's roots and [`layout::FOREIGN_DIRS`] exist.
     pub dirs: BTreeSet<String>,
 }
 

@@ -65,7 +65,9 @@ pub fn pause_archive() -> Result<PathBuf> {
 /// (Debian's static build; `sh`, `sleep`, `date`, `nc`, ...) and curl with its libraries.
 #[derive(Clone, Copy, Debug)]
 pub enum TestImage {
+    /// busybox with `sh`, `sleep`, `nc` and a few more applets; `/bin/sh` is the entrypoint.
     Busybox,
+    /// `/usr/bin/curl` and its libraries; curl is the entrypoint.
     Curl,
 }
 

@@ -142,8 +142,11 @@ pub fn down() -> Result<()> {
 /// What `cargo xtask cluster status` reports.
 #[derive(Clone, Debug)]
 pub enum Status {
+    /// No node is up: there is no state file.
     NotRunning,
+    /// A node is up, healthy or not.
     Running {
+        /// The checkout (workspace root) whose `up` started it.
         owner: PathBuf,
         /// Each component and whether its process runs.
         components: Vec<(String, bool)>,
@@ -153,6 +156,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// Whether a node is up (see [`Status::Running`]), whatever its health.
     pub fn is_running(&self) -> bool {
         matches!(self, Status::Running { .. })
     }

@@ -10,12 +10,19 @@
 //! `mutating_path`, `validating_path`, `webhook_module`, `webhook_imports`, `webhook_doc`,
 //! `webhook_types`, `version_args`, and `hub` (a kind's storage version) for conversion.
 
-/// The scaffold markers: a comment line that `create` adds lines above.
+// The scaffold markers: a comment line that `create` adds lines above (kubebuilder's
+// `// +kubebuilder:scaffold:*` comments in Go).
+/// In `api/src/lib.rs`: where version modules go.
 pub const VERSIONS_MARKER: &str = "// +kubebuilder:scaffold:versions";
+/// In `api/src/<version>/mod.rs`: where a kind's types module and re-export go.
 pub const KINDS_MARKER: &str = "// +kubebuilder:scaffold:kinds";
+/// In `controller/src/lib.rs`: where kind modules go.
 pub const MODULES_MARKER: &str = "// +kubebuilder:scaffold:modules";
+/// In `controller/src/<kind>/mod.rs`: where the webhook modules go.
 pub const SUBMODULES_MARKER: &str = "// +kubebuilder:scaffold:submodules";
+/// In `controller/src/main.rs`: where controllers are registered on the manager.
 pub const CONTROLLERS_MARKER: &str = "// +kubebuilder:scaffold:controllers";
+/// In `controller/src/main.rs`: where webhooks and conversions are registered on the manager.
 pub const WEBHOOKS_MARKER: &str = "// +kubebuilder:scaffold:webhooks";
 
 /// `api/src/lib.rs`: the version module (placeholder `version`).
@@ -23,15 +30,17 @@ pub const VERSION_MODULE_LINE: &str = "pub mod {{version}};";
 
 /// `api/src/<version>/mod.rs`: the kind's types.
 pub const KIND_TYPES_MODULE_LINE: &str = "mod {{kind_snake}}_types;";
+/// `api/src/<version>/mod.rs`: the kind's types, re-exported as `api::<version>::<Kind>`.
 pub const KIND_EXPORT_LINE: &str =
     "pub use {{kind_snake}}_types::{{{kind}}, {{kind}}List, {{kind}}Spec, {{kind}}Status};";
 
 /// `controller/src/lib.rs`: the kind's module.
 pub const KIND_MODULE_LINE: &str = "pub mod {{kind_snake}};";
 
-/// `controller/src/main.rs`: the controller and the webhooks on the manager.
+/// `controller/src/main.rs`: the controller on the manager.
 pub const CONTROLLER_REGISTRATION_LINE: &str =
     "manager = controller::{{kind_snake}}::setup_with_manager(manager);";
+/// `controller/src/main.rs`: the kind's webhooks on the manager.
 pub const WEBHOOK_REGISTRATION_LINE: &str =
     "manager = manager.webhooks(controller::{{kind_snake}}::{{webhook_module}}::webhooks());";
 
@@ -46,12 +55,17 @@ pub const CONVERSION_MODULE_LINE: &str = "mod {{kind_snake}}_conversion;";
 pub const CONVERSION_REGISTRATION_LINE: &str =
     "manager = manager.conversion::<api::{{hub}}::{{kind}}>();";
 
-/// `config/default/kustomization.yaml`: cert-manager injects the webhook CA into the CRD of a
-/// kind that converts (the namespace and the name of the serving certificate).
+// `config/default/kustomization.yaml`: cert-manager injects the webhook CA into the CRD of a
+// kind that converts, through the `cert-manager.io/inject-ca-from` annotation
+// (`<namespace>/<name>` of the serving certificate), which two replacements fill in.
+/// Below the targets of the replacement that copies the certificate's namespace.
 pub const CRD_CA_INJECTION_NAMESPACE_MARKER: &str =
     "# +kubebuilder:scaffold:crd-ca-injection-namespace";
+/// Below the targets of the replacement that copies the certificate's name.
 pub const CRD_CA_INJECTION_NAME_MARKER: &str = "# +kubebuilder:scaffold:crd-ca-injection-name";
+/// The kind's CRD as a target of the namespace replacement (the annotation's first part).
 pub const CRD_CA_INJECTION_NAMESPACE_LINE: &str = "- {select: {kind: CustomResourceDefinition, name: {{plural}}.{{full_group}}}, fieldPaths: [\"metadata.annotations.[cert-manager.io/inject-ca-from]\"], options: {delimiter: /, index: 0, create: true}}";
+/// The kind's CRD as a target of the name replacement (the annotation's second part).
 pub const CRD_CA_INJECTION_NAME_LINE: &str = "- {select: {kind: CustomResourceDefinition, name: {{plural}}.{{full_group}}}, fieldPaths: [\"metadata.annotations.[cert-manager.io/inject-ca-from]\"], options: {delimiter: /, index: 1, create: true}}";
 
 /// The resource argument of a new version of an existing kind (placeholder `hub`, the
@@ -115,6 +129,8 @@ pub const VERSION_MOD_RS: &str = r#"//! Version `{{version}}` of the API.
 // +kubebuilder:scaffold:kinds
 "#;
 
+/// `api/src/<version>/<kind>_types.rs`: the kind's spec and status (kubebuilder's
+/// `<kind>_types.go`).
 pub const TYPES_RS: &str = r#"//! The {{kind}} kind: what users ask for (`{{kind}}Spec`) and what the controller reports
 //! (`{{kind}}Status`). Edit both, then run `cargo xtask manifests`: the CRD follows the
 //! fields, their doc comments (descriptions) and their `#[kubebuilder(...)]` attributes
@@ -150,6 +166,8 @@ pub struct {{kind}}Status {
 }
 "#;
 
+/// `controller/src/<kind>/mod.rs` of a kind with a controller: the reconciler module and
+/// the setup on the manager (kubebuilder's `SetupWithManager`).
 pub const CONTROLLER_MOD_RS: &str = r#"//! The {{kind}} controller: its reconciler, and its admission webhooks once `cargo xtask
 //! create webhook` adds them.
 //!
@@ -257,6 +275,8 @@ pub const WEBHOOK_ONLY_MOD_RS: &str = r#"//! The {{kind}} admission webhooks.
 // +kubebuilder:scaffold:submodules
 "#;
 
+/// `controller/src/<kind>/reconciler.rs`: the reconciler, with its RBAC attributes
+/// (kubebuilder's `<kind>_controller.go`).
 pub const RECONCILER_RS: &str = r#"//! The {{kind}} reconciler. Its RBAC attributes are the permissions the manager's
 //! ClusterRole (`config/rbac/role.yaml`, written by `cargo xtask manifests`) grants: add one
 //! for every other kind the reconciler reads or writes, and nothing more.
@@ -360,6 +380,7 @@ pub fn webhooks() -> Webhooks {
 }
 "#;
 
+/// The defaulting section of [`WEBHOOK_RS`] (kubebuilder's `CustomDefaulter`).
 pub const DEFAULTER_RS: &str = r#"
 /// The default of the example field `foo`.
 const DEFAULT_FOO: &str = "default";
@@ -396,6 +417,7 @@ fn set_defaults(spec: &mut {{kind}}Spec) {
 }
 "#;
 
+/// The validating section of [`WEBHOOK_RS`] (kubebuilder's `CustomValidator`).
 pub const VALIDATOR_RS: &str = r#"
 /// Refuses {{kind}}s that cannot work.
 #[kubebuilder::webhook(

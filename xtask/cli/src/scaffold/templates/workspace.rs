@@ -1,8 +1,7 @@
 //! The files of a new project (`cargo xtask init`), besides `config/`, the workspace
 //! `Cargo.toml` (derived from this repository's, see `init.rs`) and `PROJECT`.
 //!
-//! Placeholders: `project_name`, `domain`, `leader_election_id`, `kubebuilder_dir` (this
-//! repository, whose crates the project uses).
+//! Placeholders: `project_name`, `domain`, `leader_election_id`.
 
 /// Each file's path and template.
 pub const FILES: &[(&str, &str)] = &[
@@ -28,10 +27,10 @@ xtask = "run --package xtask --"
 
 const README: &str = r#"# {{project_name}}
 
-A Kubernetes operator made with kubebuilder for Rust ({{kubebuilder_dir}}): its APIs are
-Rust structs with kubebuilder-style attributes (API groups `<group>.{{domain}}`), a
-manager runs their reconcilers and webhooks, and `cargo xtask` renders and deploys the
-manifests, runs the tests against a real control plane and runs the operator locally.
+A Kubernetes operator made with kubebuilder for Rust: its APIs are Rust structs with
+kubebuilder-style attributes (API groups `<group>.{{domain}}`), a manager runs their
+reconcilers and webhooks, and `cargo xtask` renders and deploys the manifests, runs the
+tests against a real control plane and runs the operator locally.
 
 ## Prerequisites
 

@@ -1,0 +1,123 @@
+//! The framework crates are publishable: `cargo package` builds each from its packaged
+//! tarball, so a file a crate uses but does not package (the embedded schemas, envtest's Go
+//! module files, the scaffolds' pins) fails here and not on a user's machine; and their
+//! docs build with every warning an error.
+//!
+//! Slow (each package is built from scratch): `#[ignore]`d, and run by `cargo xtask test`
+//! in its last step.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The crates a user gets from crates.io.
+const FRAMEWORK_CRATES: &[&str] = &[
+    "cargo-kubebuilder",
+    "kubebuilder",
+    "kubebuilder-cli",
+    "kubebuilder-envtest",
+    "kubebuilder-macros",
+    "kubebuilder-markers",
+    "kubebuilder-plural",
+    "kubebuilder-runtime",
+];
+
+/// This repository's own crates: the tutorial's API and controller, and its xtask.
+const PROJECT_CRATES: &[&str] = &["api", "controller", "xtask"];
+
+/// k8s-openapi needs a Kubernetes version chosen, which library crates leave to binaries:
+/// a library built alone from its package gets it from this variable (the version
+/// feature the binaries and tests enable).
+const K8S_OPENAPI_VERSION: (&str, &str) = ("K8S_OPENAPI_ENABLED_VERSION", "1.36");
+/// The same, for a build of several workspace members at once.
+const K8S_OPENAPI_FEATURE: &str = "k8s-openapi/v1_36";
+
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// `command` (cargo) in this repository, which must succeed; its stderr.
+fn cargo_ok(command: &mut Command) -> String {
+    let output = command
+        .current_dir(repo_root())
+        .output()
+        .expect("running cargo");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "{command:?} failed:\n{stderr}");
+    stderr
+}
+
+#[test]
+#[ignore = "slow (builds every framework crate from its package): `cargo xtask test` runs it last"]
+fn every_framework_crate_builds_from_its_package() {
+    let mut package = kubebuilder_cli::cargo();
+    package
+        .args(["package", "--workspace", "--allow-dirty"])
+        .env(K8S_OPENAPI_VERSION.0, K8S_OPENAPI_VERSION.1);
+    for excluded in PROJECT_CRATES {
+        package.args(["--exclude", excluded]);
+    }
+    let stderr = cargo_ok(&mut package);
+    for name in FRAMEWORK_CRATES {
+        let verified = format!("Verifying {name} v");
+        assert!(
+            stderr.contains(&verified),
+            "{name} was not verified:\n{stderr}"
+        );
+    }
+}
+
+#[test]
+#[ignore = "slow (documents every framework crate): `cargo xtask test` runs it last"]
+fn the_framework_crates_document_without_a_warning() {
+    let mut doc = kubebuilder_cli::cargo();
+    doc.args(["doc", "--no-deps", "--features", K8S_OPENAPI_FEATURE])
+        .env("RUSTDOCFLAGS", "-D warnings");
+    for name in FRAMEWORK_CRATES {
+        doc.args(["-p", name]);
+    }
+    cargo_ok(&mut doc);
+}
+
+/// Every member of the workspace is either published or one of this project's own.
+#[test]
+fn every_crate_is_a_framework_or_a_project_crate() {
+    let manifest = std::fs::read_to_string(repo_root().join("Cargo.toml")).unwrap();
+    let members = manifest
+        .split_once("members = [")
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .unwrap()
+        .0;
+    let mut names: Vec<String> = members
+        .split(',')
+        .map(|member| member.trim().trim_matches('"'))
+        .filter(|member| !member.is_empty())
+        .map(|member| {
+            let manifest =
+                std::fs::read_to_string(repo_root().join(member).join("Cargo.toml")).unwrap();
+            let name = manifest
+                .lines()
+                .find_map(|line| line.strip_prefix("name = \""))
+                .unwrap();
+            let publish = manifest.lines().any(|line| line == "publish = true");
+            let listed = if publish {
+                FRAMEWORK_CRATES
+            } else {
+                PROJECT_CRATES
+            };
+            let name = name.trim_end_matches('"').to_owned();
+            assert!(
+                listed.contains(&name.as_str()),
+                "{name} (publish = {publish})"
+            );
+            name
+        })
+        .collect();
+    names.sort();
+    let mut expected: Vec<String> = FRAMEWORK_CRATES
+        .iter()
+        .chain(PROJECT_CRATES)
+        .map(|name| (*name).to_owned())
+        .collect();
+    expected.sort();
+    assert_eq!(names, expected);
+}
