@@ -1,6 +1,7 @@
 //! `#[kubebuilder::schema(...)]`: an API type (struct, newtype, enum) gets the derives of a
 //! Kubernetes API type (Clone, Debug, PartialEq, serde with camelCase fields and `None`
-//! omitted) and its `kubebuilder::schema::Schema` impl. Parse the item into an [`ApiType`]
+//! omitted), its `kubebuilder::schema::Schema` impl and a `schemars::JsonSchema` impl giving
+//! the same schema (so that it embeds in kube-derive CRDs). Parse the item into an [`ApiType`]
 //! (here), validate and generate (`item/generate.rs`); on error the item and a stub impl are
 //! still emitted, so one mistake gives one message.
 
@@ -188,7 +189,8 @@ fn own_derives(
     errors: &mut Errors,
 ) -> Vec<String> {
     let mut own = Vec::new();
-    let mut added = vec!["Clone", "Debug", "PartialEq"];
+    // `JsonSchema`: the attribute implements it from the CRD schema (see `generate.rs`).
+    let mut added = vec!["Clone", "Debug", "PartialEq", "JsonSchema"];
     if !custom_serde {
         added.extend(["Serialize", "Deserialize"]);
     }
@@ -209,10 +211,12 @@ fn own_derives(
                     meta.path.span(),
                     format!(
                         "`#[kubebuilder::schema]` already derives `{name}`{}; remove it from this `#[derive(...)]`",
-                        if ["Serialize", "Deserialize"].contains(&name.as_str()) {
-                            " (with the serde attributes its schema describes)"
-                        } else {
-                            ""
+                        match name.as_str() {
+                            "Serialize" | "Deserialize" => {
+                                " (with the serde attributes its schema describes)"
+                            }
+                            "JsonSchema" => " (from the schema it has in CRDs, markers included)",
+                            _ => "",
                         }
                     ),
                 );

@@ -36,7 +36,8 @@ pub fn skip(args: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 /// An API type (struct, newtype or unit enum) with its type-level markers: adds the
-/// derives and the `kubebuilder::schema::Schema` impl. Fields take `#[kubebuilder(...)]`.
+/// derives, the `kubebuilder::schema::Schema` impl and a `schemars::JsonSchema` impl with the
+/// same schema (for kube-derive CRDs embedding the type). Fields take `#[kubebuilder(...)]`.
 #[proc_macro_attribute]
 pub fn schema(args: TokenStream, item: TokenStream) -> TokenStream {
     item::expand(args.into(), item.into()).into()

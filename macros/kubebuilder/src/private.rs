@@ -2,12 +2,22 @@
 
 pub use inventory;
 pub use k8s_openapi;
+pub use k8s_openapi::schemars;
 pub use kube_core;
 pub use serde;
 pub use serde_json;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::ser::SerializeStruct;
+
+/// The `schemars::JsonSchema` of an API type: the schema a field of that type gets in our
+/// CRDs (its type-level markers applied, no `$ref`), as JSON. Embedded in a kube-derive CRD,
+/// it keeps our list and map types, defaults, validations and `nullable` choices.
+pub fn json_schema<T: crate::schema::Schema>() -> schemars::Schema {
+    let schema = crate::schema::field(T::node(), "", &[], &[]);
+    let value = serde_json::to_value(schema).expect("a JSONSchemaProps serializes as JSON");
+    schemars::Schema::try_from(value).expect("a JSONSchemaProps serializes as a JSON object")
+}
 
 /// `skip_serializing_if` of optional non-`Option` fields: Go's `omitempty` omits zero values.
 pub fn is_default<T: Default + PartialEq>(value: &T) -> bool {

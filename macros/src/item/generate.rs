@@ -135,6 +135,7 @@ impl ApiType {
         let item = &self.item;
         let ident = &self.ident;
         let derives = self.derives(serde);
+        let json_schema = self.json_schema_impl();
         let schema_trait = quote!(::kubebuilder::schema::Schema);
         let props = quote!(::kubebuilder::__private::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps);
         if !errors.is_empty() {
@@ -153,6 +154,7 @@ impl ApiType {
                         ::core::default::Default::default()
                     }
                 }
+                #json_schema
             };
         }
         let container = self.container_attribute();
@@ -171,7 +173,36 @@ impl ApiType {
                 #node
                 const SHAPE: ::kubebuilder::schema::Shape = #shape;
             }
+            #json_schema
             #checks
+        }
+    }
+
+    /// `schemars::JsonSchema` from the `Schema` impl: the schema a field of this type has in
+    /// our CRDs, so that kube-derive CRDs (and other schemars users) embed it as it is.
+    /// schemars is no new dependency: k8s-openapi's `schemars` feature, which the
+    /// `kubebuilder` crate enables, brings it. A root object (`spec = "none"`) is not a field
+    /// type and gets none; a user's own derive is reported (`own_derives`) and left alone.
+    fn json_schema_impl(&self) -> TokenStream {
+        if self.root || self.own_derives.iter().any(|own| own == "JsonSchema") {
+            return TokenStream::new();
+        }
+        let ident = &self.ident;
+        let name = ident.to_string();
+        let schemars = quote!(::kubebuilder::__private::schemars);
+        let cow = quote!(::std::borrow::Cow<'static, str>);
+        quote! {
+            impl #schemars::JsonSchema for #ident {
+                fn schema_name() -> #cow {
+                    ::std::borrow::Cow::Borrowed(#name)
+                }
+                fn schema_id() -> #cow {
+                    ::std::borrow::Cow::Borrowed(::core::concat!(::core::module_path!(), "::", #name))
+                }
+                fn json_schema(_: &mut #schemars::SchemaGenerator) -> #schemars::Schema {
+                    ::kubebuilder::__private::json_schema::<Self>()
+                }
+            }
         }
     }
 

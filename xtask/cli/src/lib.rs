@@ -2,16 +2,19 @@
 //! Makefile (`make manifests`, `make test`, `make install`, `make deploy`, `make run`, ...)
 //! and its CLI (`kubebuilder init`, `create api`, `create webhook`) do.
 //!
-//! A project's `xtask` binary is a thin `main` over [`Command`] and [`run`]: it links the
+//! A project's `xtask` binary is a thin `main` over [`Command`] and [`run()`]: it links the
 //! project's `api` and `controller` crates, whose attributes register the declarations
 //! (CRD versions, RBAC rules, webhooks) that `manifests` renders, and every command works
 //! on the workspace it runs in, found at run time ([`workspace_root`]).
+
+#![warn(missing_docs)]
 
 pub mod certmanager;
 pub mod cluster;
 pub mod deploy;
 pub mod e2e;
 pub mod envtest;
+pub mod helm;
 pub mod image;
 pub mod installer;
 pub mod kustomize;
@@ -34,6 +37,7 @@ use clap::{Parser, Subcommand};
     about = "Build, test, deploy and extend this operator project"
 )]
 pub struct Cli {
+    /// The command to run.
     #[command(subcommand)]
     pub command: Command,
 }
@@ -43,11 +47,13 @@ pub struct Cli {
 pub enum Command {
     /// The local Kubernetes control plane (kube-apiserver + etcd built from Go modules).
     Envtest {
+        /// What to do with it.
         #[command(subcommand)]
         command: envtest::Command,
     },
     /// The local node (kind's role): a real kubelet, containerd and control plane on this machine.
     Cluster {
+        /// What to do with it.
         #[command(subcommand)]
         command: cluster::Command,
     },
@@ -69,6 +75,8 @@ pub enum Command {
     Undeploy(deploy::UndeployArgs),
     /// Render config/default into dist/install.yaml.
     BuildInstaller(installer::Args),
+    /// Write a Helm chart of config/default into dist/chart/ (kubebuilder's helm plugin).
+    Helm(helm::Args),
     /// Run the manager locally against the current kubeconfig's cluster, or a local
     /// control plane when none is configured (CRDs installed, samples applied).
     Run(run::Args),
@@ -91,6 +99,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::Deploy(args) => deploy::deploy(args),
         Command::Undeploy(args) => deploy::undeploy(args),
         Command::BuildInstaller(args) => installer::run(args),
+        Command::Helm(args) => helm::run(args),
         Command::Run(args) => run::run(args),
         Command::Scaffold(command) => scaffold::run(&command),
     }

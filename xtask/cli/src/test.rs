@@ -24,6 +24,7 @@ pub fn run(args: Args) -> Result<()> {
     let controller_gen = tools::CONTROLLER_GEN.install()?;
     let kustomize = tools::KUSTOMIZE.install()?;
     let promtool = tools::PROMTOOL.install()?;
+    let helm = tools::HELM.install()?;
 
     // SAFETY: no other thread runs yet; `ControlPlane::start` reads the variable.
     unsafe { std::env::set_var(assets::ASSETS_ENV, &assets) };
@@ -65,7 +66,8 @@ pub fn run(args: Args) -> Result<()> {
             .env(assets::ASSETS_ENV, &assets)
             .env(tools::CONTROLLER_GEN.env, &controller_gen)
             .env(tools::KUSTOMIZE.env, &kustomize)
-            .env(tools::PROMTOOL.env, &promtool);
+            .env(tools::PROMTOOL.env, &promtool)
+            .env(tools::HELM.env, &helm);
         test
     };
     step("cargo test --workspace", &mut cargo_test(&args.cargo_args))?;

@@ -126,6 +126,69 @@ fn bad_input_is_refused_naming_the_problem_and_leaves_the_tree_byte_for_byte_unc
             "create webhook --group batch --version v1 --kind cronjob --defaulting",
             "invalid --kind \"cronjob\"",
         ),
+        // Kubernetes' kinds: not in k8s-openapi, or not as asked.
+        (
+            "create api --group apps --version v1 --kind Deploymnet --resource=false",
+            "--resource=false: PROJECT has no API apps.tutorial.kubebuilder.io/v1 Deploymnet, and \
+             k8s-openapi's v1_36 API has no kind Deploymnet in apps/v1 (its kinds: \
+             ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet)",
+        ),
+        (
+            // PROJECT's CronJob is `CronJob`.
+            "create api --group batch --version v1 --kind Cronjob --resource=false",
+            "k8s-openapi's v1_36 API has no kind Cronjob in batch/v1 (its kinds: CronJob, Job)",
+        ),
+        (
+            "create api --group apps --version v2 --kind Deployment --resource=false",
+            "apps has no GA version v2 in k8s-openapi's v1_36 API (it has v1)",
+        ),
+        (
+            "create api --group networking --version v1beta1 --kind IPAddress --resource=false",
+            "networking.k8s.io has no GA version v1beta1 in k8s-openapi's v1_36 API (it has v1); \
+             for an alpha or beta version, pass --external-api-path \
+             k8s_openapi::api::networking::v1beta1 --external-api-domain k8s.io --group networking",
+        ),
+        (
+            "create api --group core --version v1 --kind Pod --resource=false --namespaced=false",
+            "--namespaced=false: v1 Pod is namespaced",
+        ),
+        (
+            "create api --group apps --version v1 --kind Deployment --resource=false --plural deploys",
+            "--plural deploys: the resource of apps/v1 Deployment is deployments",
+        ),
+        // Another project's kinds.
+        (
+            "create api --group gadgets --version v1 --kind Widget --resource=false \
+             --external-api-path widgets::v1-beta --external-api-domain example.org",
+            "invalid --external-api-path \"widgets::v1-beta\": \"v1-beta\" is not a Rust identifier",
+        ),
+        (
+            "create api --group gadgets --version v1 --kind Widget --resource=false \
+             --external-api-path crate::v1 --external-api-domain example.org",
+            "invalid --external-api-path \"crate::v1\": `crate` is a Rust keyword",
+        ),
+        (
+            "create api --group gadgets --version v1 --kind Widget --resource=false \
+             --external-api-path widgets::v1::Widget --external-api-domain example.org",
+            "--external-api-path widgets::v1::Widget: the controller crate has no dependency \
+             `widgets`; add the crate that defines Widget to controller/Cargo.toml",
+        ),
+        (
+            "create api --group gadgets --version v1 --kind Widget \
+             --external-api-path k8s_openapi::api::core::v1 --external-api-domain example.org",
+            "--external-api-path scaffolds a controller for another project's kind, whose types \
+             are that project's: pass --resource=false",
+        ),
+        (
+            "create api --group gadgets --version v1 --kind Widget --resource=false \
+             --external-api-path api::v1 --external-api-domain Example.org",
+            "invalid --external-api-domain \"Example.org\": a domain must be a DNS-1123 subdomain",
+        ),
+        (
+            "create api --group gadgets --version v1 --kind Widget --resource=false \
+             --external-api-path api::v1 --external-api-domain tutorial.kubebuilder.io",
+            "--external-api-domain tutorial.kubebuilder.io is this project's domain",
+        ),
     ];
     for (line, expected) in cases {
         let error = create_in(root, &create_command(line)).unwrap_err();
@@ -187,8 +250,10 @@ impl NewProject {
     fn init() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("fleet");
+        // Without the license header, which `scaffold_options.rs` tests, the files read
+        // as their templates.
         let args = init_args(&format!(
-            "init {} --domain example.com --local {}",
+            "init {} --domain example.com --license none --local {}",
             root.display(),
             repo_root().display()
         ));
@@ -387,7 +452,7 @@ fn create_api_and_webhook_write_each_option_at_the_markers() {
         project
             .read("controller/src/lib.rs")
             .lines()
-            .skip(3)
+            .skip_while(|line| !line.starts_with("pub mod"))
             .collect::<Vec<_>>(),
         [
             "pub mod armada;",
@@ -626,4 +691,331 @@ fn a_new_version_is_served_once_it_converts_through_the_storage_version() {
     let v2 = recorded.resource("ship", "v2", "Frigate").unwrap();
     assert!(!v2.controller);
     assert!(v2.webhooks.as_ref().unwrap().validation);
+}
+
+#[test]
+fn create_webhook_writes_a_test_of_the_webhooks_it_writes() {
+    let project = NewProject::init();
+    let root = &project.root;
+    scaffold(root, "create api --group ship --version v1 --kind Frigate");
+    let before = snapshot(root);
+    scaffold(
+        root,
+        "create webhook --group ship --version v1 --kind Frigate --defaulting --programmatic-validation",
+    );
+    let written = changed(&before, &snapshot(root));
+    assert!(written.contains(&PathBuf::from("controller/tests/frigate_webhook.rs")));
+    assert_eq!(with_placeholders(root, &written), Vec::<String>::new());
+    let both = project.read("controller/tests/frigate_webhook.rs");
+    for expected in [
+        "use controller::frigate::webhook::{Defaulter, Validator, webhooks};",
+        // Called directly...
+        "Defaulter.default(&context(), &mut defaulted).await.unwrap();",
+        "Validator.validate_create(&context(), &empty).await;",
+        "[FieldError::invalid(\"spec.foo\", \"\", \"must not be empty\")]",
+        // ...and by the apiserver, once it calls both.
+        "plane.install_crds(&[Frigate::crd()]).await.unwrap();",
+        "LoopbackRegistration::new(&format!(\"{namespace}-frigate\")).only_namespace(namespace);",
+        "[\n            \"/mutate-ship-example-com-v1-frigate\",\n            \"/validate-ship-example-com-v1-frigate\",\n        ]",
+        "assert_eq!(created.spec.foo.as_deref(), Some(\"default\"));",
+        "assert_eq!(admitted.spec, valid.spec);",
+        "assert_refused_at(refused, \"spec.foo\");",
+        "assert_refused_at(updated, \"spec.foo\");",
+    ] {
+        assert!(both.contains(expected), "{expected} missing:\n{both}");
+    }
+
+    // One webhook each: the other's cases are left out.
+    scaffold(
+        root,
+        "create api --group ship --version v1 --kind Armada --namespaced=false",
+    );
+    scaffold(
+        root,
+        "create webhook --group ship --version v1 --kind Armada --programmatic-validation",
+    );
+    let validating = project.read("controller/tests/armada_webhook.rs");
+    assert!(validating.contains("let api: Api<Armada> = Api::all(client);"));
+    assert!(validating.contains("assert_refused_at(refused, \"spec.foo\");"));
+    assert!(!validating.contains("Defaulter"));
+    scaffold(
+        root,
+        "create api --group fleet --version v1 --kind EscortShip --controller=false",
+    );
+    scaffold(
+        root,
+        "create webhook --group fleet --version v1 --kind EscortShip --defaulting",
+    );
+    let defaulting = project.read("controller/tests/escort_ship_webhook.rs");
+    assert!(defaulting.contains("use controller::escort_ship::webhook::{Defaulter, webhooks};"));
+    assert!(defaulting.contains("[\"/mutate-fleet-example-com-v1-escortship\"]"));
+    assert!(!defaulting.contains("Validator") && !defaulting.contains("FieldError"));
+
+    // A second version's webhooks have a module and a test of their own.
+    scaffold(
+        root,
+        "create api --group ship --version v2 --kind Frigate --controller=false",
+    );
+    scaffold(
+        root,
+        "create webhook --group ship --version v2 --kind Frigate --defaulting",
+    );
+    let v2 = project.read("controller/tests/frigate_webhook_v2.rs");
+    assert!(v2.contains("use controller::frigate::webhook_v2::{Defaulter, webhooks};"));
+    assert!(v2.contains("use api::v2::Frigate;"));
+
+    // Scaffolded again with --force, the test follows the webhooks.
+    let before = snapshot(root);
+    assert!(
+        create_in(
+            root,
+            &create_command(
+                "create webhook --group fleet --version v1 --kind EscortShip --programmatic-validation"
+            )
+        )
+        .is_err()
+    );
+    assert!(snapshot(root) == before);
+    scaffold(
+        root,
+        "create webhook --group fleet --version v1 --kind EscortShip --programmatic-validation --force",
+    );
+    let both = project.read("controller/tests/escort_ship_webhook.rs");
+    assert!(both.contains("Defaulter.default(") && both.contains("Validator.validate_create("));
+}
+
+/// `PROJECT`'s entry of `kind` in `domain`.
+fn recorded(project: &NewProject, domain: &str, kind: &str) -> scaffold::project::Resource {
+    let text = project.read("PROJECT");
+    let parsed = Project::parse(&text).unwrap();
+    assert_eq!(parsed.to_yaml(), text, "PROJECT round-trips");
+    parsed
+        .resources
+        .into_iter()
+        .find(|resource| resource.domain == domain && resource.kind == kind)
+        .unwrap_or_else(|| panic!("no {kind} in {domain}:\n{text}"))
+}
+
+#[test]
+fn resource_false_for_a_kubernetes_kind_scaffolds_a_controller_on_its_k8s_openapi_type() {
+    let project = NewProject::init();
+    let root = &project.root;
+    let before = snapshot(root);
+    let deployment = "create api --group apps --version v1 --kind Deployment --resource=false";
+    scaffold(root, deployment);
+    let written = changed(&before, &snapshot(root));
+    // No types, CRD or sample: Kubernetes has them.
+    assert_eq!(
+        written,
+        [
+            "PROJECT",
+            "controller/src/deployment/mod.rs",
+            "controller/src/deployment/reconciler.rs",
+            "controller/src/lib.rs",
+            "controller/src/main.rs",
+            "controller/tests/deployment_controller.rs",
+        ]
+        .map(PathBuf::from)
+    );
+    assert_eq!(with_placeholders(root, &written), Vec::<String>::new());
+    let module = project.read("controller/src/deployment/mod.rs");
+    assert!(module.contains("use k8s_openapi::api::apps::v1::Deployment;"));
+    assert!(module.contains("|scope| scope.controller_for::<Deployment>(),"));
+    let reconciler = project.read("controller/src/deployment/reconciler.rs");
+    for resource in [
+        "deployments",
+        "deployments/status",
+        "deployments/finalizers",
+    ] {
+        assert!(
+            reconciler.contains(&format!(
+                "    groups = [\"apps\"],\n    resources = [\"{resource}\"],\n"
+            )),
+            "{resource}:\n{reconciler}"
+        );
+    }
+    let test = project.read("controller/tests/deployment_controller.rs");
+    assert!(test.contains("assert_eq!(Deployment::api_version(&()), \"apps/v1\");"));
+    assert!(test.contains("\"selector\": {\"matchLabels\": {\"app\": \"test\"}},"));
+    assert!(!test.contains("serve_deployments"));
+    assert!(
+        project
+            .read("controller/src/main.rs")
+            .contains("manager = controller::deployment::setup_with_manager(manager);")
+    );
+    let entry = recorded(&project, "", "Deployment");
+    assert!(entry.core && !entry.external && entry.controller && entry.api.is_none());
+    assert_eq!(
+        (entry.group.as_str(), entry.version.as_str()),
+        ("apps", "v1")
+    );
+    assert_eq!(entry.path.as_deref(), Some("k8s_openapi::api::apps::v1"));
+    assert!(project.read("PROJECT").contains(
+        "- controller: true\n  core: true\n  group: apps\n  kind: Deployment\n  path: k8s_openapi::api::apps::v1\n  version: v1\n"
+    ));
+
+    // Once only, unless --force.
+    let before = snapshot(root);
+    let error = create_in(root, &create_command(deployment)).unwrap_err();
+    assert!(
+        format!("{error:#}").contains(
+            "a controller for apps/v1 Deployment already exists (see PROJECT); pass --force"
+        ),
+        "{error:#}"
+    );
+    assert!(snapshot(root) == before);
+    scaffold(root, &format!("{deployment} --force"));
+    let error = create_in(
+        root,
+        &create_command("create webhook --group apps --version v1 --kind Deployment --defaulting"),
+    )
+    .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "Deployment (apps v1) is one of Kubernetes' kinds, with a controller only (see PROJECT): \
+         `create webhook` scaffolds the webhooks of this project's kinds"
+    );
+    assert_eq!(
+        Project::parse(&project.read("PROJECT"))
+            .unwrap()
+            .resources
+            .len(),
+        1
+    );
+
+    // Cluster-scoped, of the core group; a group spelt in full.
+    scaffold(
+        root,
+        "create api --group core --version v1 --kind Namespace --resource=false",
+    );
+    let module = project.read("controller/src/namespace/mod.rs");
+    assert!(module.contains(
+        "Controller::new(\n                    Api::<Namespace>::all(scope.client().clone()),"
+    ));
+    assert!(
+        project
+            .read("controller/src/namespace/reconciler.rs")
+            .contains("    groups = [\"core\"],\n    resources = [\"namespaces\"],\n")
+    );
+    assert!(
+        project
+            .read("controller/tests/namespace_controller.rs")
+            .contains("let api: Api<Namespace> = Api::all(client);")
+    );
+    let namespace = recorded(&project, "", "Namespace");
+    assert_eq!(namespace.group, "core");
+    scaffold(
+        root,
+        "create api --group networking.k8s.io --version v1 --kind Ingress --resource=false",
+    );
+    let ingress = recorded(&project, "k8s.io", "Ingress");
+    assert_eq!(ingress.group, "networking");
+    assert!(
+        project
+            .read("controller/src/ingress/reconciler.rs")
+            .contains("    groups = [\"networking.k8s.io\"],\n")
+    );
+}
+
+#[test]
+fn an_external_api_path_scaffolds_a_controller_on_another_crates_type() {
+    let project = NewProject::init();
+    let root = &project.root;
+    // The crate of the type is the user's to add.
+    let manifest = root.join("controller/Cargo.toml");
+    let text = fs::read_to_string(&manifest).unwrap().replace(
+        "[dependencies]\n",
+        "[dependencies]\nwidget-api = { path = \"../../widgets\" }\n",
+    );
+    fs::write(&manifest, text).unwrap();
+    let before = snapshot(root);
+    scaffold(
+        root,
+        "create api --group gadgets --version v1alpha1 --kind Widget --resource=false \
+         --external-api-path widget_api::v1alpha1::Widget --external-api-domain example.org \
+         --namespaced=false --plural widgetz",
+    );
+    let written = changed(&before, &snapshot(root));
+    assert_eq!(
+        written,
+        [
+            "PROJECT",
+            "controller/src/lib.rs",
+            "controller/src/main.rs",
+            "controller/src/widget/mod.rs",
+            "controller/src/widget/reconciler.rs",
+            "controller/tests/widget_controller.rs",
+        ]
+        .map(PathBuf::from)
+    );
+    assert_eq!(with_placeholders(root, &written), Vec::<String>::new());
+    let module = project.read("controller/src/widget/mod.rs");
+    assert!(module.contains("use widget_api::v1alpha1::Widget;"));
+    assert!(module.contains("another project's kind, from the `widget_api` crate:\n"));
+    assert!(module.contains("Api::<Widget>::all(scope.client().clone())"));
+    assert!(
+        project
+            .read("controller/src/widget/reconciler.rs")
+            .contains("    groups = [\"gadgets.example.org\"],\n    resources = [\"widgetz\"],\n")
+    );
+    // Its test gives the apiserver a stand-in CRD, unless it serves the kind already.
+    let test = project.read("controller/tests/widget_controller.rs");
+    for expected in [
+        "serve_widgets(&client).await;",
+        ".list_api_group_resources(\"gadgets.example.org/v1alpha1\")",
+        "\"metadata\": {\"name\": \"widgetz.gadgets.example.org\"},",
+        "\"scope\": \"Cluster\",",
+        "\"spec\": {},",
+        "assert_eq!(Widget::plural(&()), \"widgetz\");",
+    ] {
+        assert!(test.contains(expected), "{expected} missing:\n{test}");
+    }
+    let entry = recorded(&project, "example.org", "Widget");
+    assert!(entry.external && !entry.core && entry.controller && entry.api.is_none());
+    assert_eq!(entry.group, "gadgets");
+    assert_eq!(entry.path.as_deref(), Some("widget_api::v1alpha1"));
+    assert_eq!(entry.plural.as_deref(), Some("widgetz"));
+
+    // A k8s-openapi type named so gets the sample of Kubernetes' kind.
+    scaffold(
+        root,
+        "create api --group networking --version v1 --kind Ingress --resource=false \
+         --external-api-path k8s_openapi::api::networking::v1 --external-api-domain k8s.io",
+    );
+    let test = project.read("controller/tests/ingress_controller.rs");
+    assert!(test.contains("\"defaultBackend\""), "{test}");
+    let ingress = recorded(&project, "k8s.io", "Ingress");
+    assert!(ingress.external && !ingress.core);
+    // A k8s-openapi module of a version the table leaves out: the kind's scope and plural.
+    scaffold(
+        root,
+        "create api --group networking --version v1beta1 --kind ServiceCIDR --resource=false \
+         --external-api-path k8s_openapi::api::networking::v1beta1 --external-api-domain k8s.io",
+    );
+    let module = project.read("controller/src/service_cidr/mod.rs");
+    assert!(
+        module.contains("Api::<ServiceCIDR>::all(scope.client().clone())"),
+        "{module}"
+    );
+}
+
+#[test]
+fn the_external_api_options_go_together() {
+    use clap::Parser as _;
+    for line in [
+        "create api --group g --version v1 --kind Widget --resource=false --external-api-path w::v1",
+        "create api --group g --version v1 --kind Widget --resource=false --external-api-domain w.io",
+    ] {
+        let error = kubebuilder_cli::Cli::try_parse_from(
+            std::iter::once("cargo xtask").chain(line.split_whitespace()),
+        )
+        .err()
+        .unwrap_or_else(|| panic!("{line} parsed"));
+        assert!(
+            error
+                .to_string()
+                .contains("required arguments were not provided"),
+            "{error}"
+        );
+    }
 }

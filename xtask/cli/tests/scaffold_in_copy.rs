@@ -308,6 +308,7 @@ fn a_scaffolded_kind_is_reconciled_and_its_webhooks_are_called_by_the_apiserver(
             "controller/src/frigate/mod.rs",
             "controller/src/frigate/webhook.rs",
             "controller/src/main.rs",
+            "controller/tests/frigate_webhook.rs",
         ]
         .map(PathBuf::from)
     );
@@ -326,6 +327,17 @@ fn a_scaffolded_kind_is_reconciled_and_its_webhooks_are_called_by_the_apiserver(
     }
     cargo_ok(copy, &["fmt", "--all", "--check"]);
     cargo_ok(copy, &clippy);
+    // The scaffolded webhook test: called directly and by its own apiserver.
+    cargo_ok(
+        copy,
+        &[
+            "test",
+            "--package",
+            "controller",
+            "--test",
+            "frigate_webhook",
+        ],
+    );
     let manager = build_manager(copy);
 
     runtime.block_on(async {

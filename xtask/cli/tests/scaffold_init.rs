@@ -112,6 +112,9 @@ fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
         "create api --group escort --version v2alpha1 --kind EscortShip --controller=false",
         "create webhook --group escort --version v2alpha1 --kind EscortShip --defaulting",
         "create api --group escort --version v2alpha1 --kind EscortShip --resource=false",
+        "create api --group apps --version v1 --kind Deployment --resource=false",
+        "create api --group rbac.authorization --version v1 --kind ClusterRole --resource=false",
+        "create api --group coordination --version v1 --kind Lease --resource=false --external-api-path k8s_openapi::api::coordination::v1 --external-api-domain k8s.io",
     ] {
         scaffold(&root, line);
     }
@@ -140,5 +143,83 @@ fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
             "ship.fleet.example.com_armadae.yaml",
             "ship.fleet.example.com_frigates.yaml",
         ]
+    );
+}
+
+#[test]
+#[ignore = "slow (builds a new workspace): `cargo xtask test` runs it in its last step"]
+fn a_namespaced_project_without_license_passes_its_own_tests_and_deploys_as_kustomize_renders() {
+    let scratch = scratch_dir("init-namespaced");
+    let path = install_cargo_kubebuilder(&scratch.join("cargo-root"));
+    let repo = repo_root();
+    cargo_kubebuilder(
+        &scratch,
+        &path,
+        &[
+            "init",
+            "fleet",
+            "--domain",
+            "fleet.example.com",
+            "--namespaced",
+            "--license",
+            "none",
+            "--local",
+            repo.to_str().unwrap(),
+        ],
+    );
+    let root = scratch.join("fleet");
+    set_version(&root, "0.1.0-scaffold-namespaced");
+    cargo_kubebuilder(
+        &root,
+        &path,
+        &[
+            "create",
+            "api",
+            "--group",
+            "ship",
+            "--version",
+            "v1",
+            "--kind",
+            "Frigate",
+        ],
+    );
+    cargo_ok(&root, &["xtask", "test"]);
+
+    cargo_ok(&root, &["xtask", "build-installer"]);
+    let ours = objects(&std::fs::read_to_string(root.join("dist/install.yaml")).unwrap());
+    let output = Command::new(kustomize())
+        .arg("build")
+        .arg(root.join("config/default"))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(ours, objects(&String::from_utf8(output.stdout).unwrap()));
+    // The manager's rules: a Role in its namespace, bound there; no ClusterRole of them.
+    let parsed: Vec<serde_json::Value> = ours
+        .iter()
+        .map(|object| serde_json::from_str(object).unwrap())
+        .collect();
+    let find = |kind: &str, name: &str| {
+        parsed
+            .iter()
+            .find(|o| o["kind"] == kind && o["metadata"]["name"] == name)
+            .cloned()
+    };
+    let role = find("Role", "fleet-manager-role").expect("the manager's Role");
+    assert_eq!(role["metadata"]["namespace"], "fleet-system");
+    assert!(find("ClusterRole", "fleet-manager-role").is_none());
+    let binding = find("RoleBinding", "fleet-manager-rolebinding").expect("its RoleBinding");
+    assert_eq!(binding["roleRef"]["name"], "fleet-manager-role");
+    let manager = find("Deployment", "fleet-controller-manager").expect("the manager");
+    let args = &manager["spec"]["template"]["spec"]["containers"][0]["args"];
+    assert!(
+        args.as_array()
+            .unwrap()
+            .contains(&serde_json::json!("--namespace=$(WATCH_NAMESPACE)")),
+        "{args}"
     );
 }

@@ -1,6 +1,7 @@
 //! CustomResourceDefinitions: what `#[kubebuilder::resource(...)]` declares for one version
 //! of a kind ([`Version`], registered at link time), and how the versions of a kind merge
-//! into one CRD as controller-gen assembles them ([`all`]).
+//! into one CRD as controller-gen assembles them ([`all`]). kube-derive kinds registered with
+//! [`register_custom_resource!`](crate::register_custom_resource) ([`External`]) join them.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -16,6 +17,10 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 
 use crate::schema::{self, Marker, Message, Property, Shape, str_eq};
 use crate::{conversion, webhook};
+
+mod external;
+
+pub use external::{External, ExternalResource};
 
 /// The annotation controller-gen writes on every CRD. We write the same key with the
 /// controller-gen release whose output we reproduce, so that tools and diffs that look
@@ -153,13 +158,15 @@ impl fmt::Display for Error {
 impl std::error::Error for Error {}
 
 /// Every CRD of the program: the registered versions grouped by kind, merged, in
-/// controller-gen's order (by `Kind.group`). All problems are reported together.
+/// controller-gen's order (by `Kind.group`), and the kube-derive kinds registered with
+/// [`register_custom_resource!`](crate::register_custom_resource) in the same order. All
+/// problems are reported together.
 pub fn all(options: &Options) -> Result<Vec<CustomResourceDefinition>, Vec<Error>> {
     let versions: Vec<&Version> = inventory::iter::<Registration>
         .into_iter()
         .map(|r| r.0)
         .collect();
-    merge_all(&versions, options)
+    merge_all_with(&versions, &external::registered(), options)
 }
 
 /// [`all`] over given versions.
@@ -167,14 +174,46 @@ pub fn merge_all(
     versions: &[&Version],
     options: &Options,
 ) -> Result<Vec<CustomResourceDefinition>, Vec<Error>> {
-    let mut kinds: BTreeMap<String, Vec<&Version>> = BTreeMap::new();
+    merge_all_with(versions, &[], options)
+}
+
+/// [`all`] over given versions and kube-derive registrations. A kind is declared one way:
+/// all its versions with `#[kubebuilder::resource]`, or all with kube-derive.
+pub fn merge_all_with(
+    versions: &[&Version],
+    external: &[&External],
+    options: &Options,
+) -> Result<Vec<CustomResourceDefinition>, Vec<Error>> {
+    type Kind<'a> = (
+        Vec<&'a Version>,
+        Vec<(&'a External, CustomResourceDefinition)>,
+    );
+    let mut kinds: BTreeMap<String, Kind<'_>> = BTreeMap::new();
     for version in versions {
-        kinds.entry(group_kind(version)).or_default().push(version);
+        kinds
+            .entry(group_kind(version))
+            .or_default()
+            .0
+            .push(version);
+    }
+    for registration in external {
+        let crd = (registration.crd)();
+        let key = if crd.spec.group.is_empty() {
+            crd.spec.names.kind.clone()
+        } else {
+            format!("{}.{}", crd.spec.names.kind, crd.spec.group)
+        };
+        kinds.entry(key).or_default().1.push((registration, crd));
     }
     let mut crds = Vec::new();
     let mut errors = Vec::new();
-    for versions in kinds.values() {
-        match merge(versions, options) {
+    for (group_kind, (ours, theirs)) in &kinds {
+        let merged = match (ours.is_empty(), theirs.is_empty()) {
+            (false, true) => merge(ours, options),
+            (true, false) => external::merge(group_kind, theirs, options).map(Some),
+            _ => Err(mixed(group_kind, ours, theirs)),
+        };
+        match merged {
             Ok(crd) => crds.extend(crd),
             Err(error) => errors.push(error),
         }
@@ -184,6 +223,33 @@ pub fn merge_all(
     } else {
         Err(errors)
     }
+}
+
+/// A kind with versions declared both ways (or one of ours registered again).
+fn mixed(
+    group_kind: &str,
+    ours: &[&Version],
+    theirs: &[(&External, CustomResourceDefinition)],
+) -> Error {
+    let ours: Vec<&str> = ours.iter().map(|v| v.name).collect();
+    let theirs: Vec<String> = theirs
+        .iter()
+        .map(|(registration, crd)| {
+            let names: Vec<&str> = crd.spec.versions.iter().map(|v| v.name.as_str()).collect();
+            format!(
+                "{} in register_custom_resource!({})",
+                names.join(", "),
+                registration.type_name
+            )
+        })
+        .collect();
+    Error(format!(
+        "CRD for {group_kind}: version(s) {} come from #[kubebuilder::resource] and {}; a kind's \
+         versions are declared one way (a #[kubebuilder::resource] kind registers itself, \
+         register_custom_resource! is for kube-derive kinds)",
+        ours.join(", "),
+        theirs.join(" and ")
+    ))
 }
 
 /// Go's `GroupKind.String()`.

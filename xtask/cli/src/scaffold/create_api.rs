@@ -1,16 +1,20 @@
 //! `cargo xtask create api`: a kind's types, its reconciler, their registration and a
 //! sample, as `kubebuilder create api` scaffolds them. A new version of an existing kind
-//! is not served until it converts (see `versions`).
+//! is not served until it converts (see `versions`). With `--resource=false`, a controller
+//! for a kind this project does not own: one of Kubernetes' (`--group apps --version v1
+//! --kind Deployment`), or another project's, whose Rust types a dependency has
+//! (`--external-api-path`), as kubebuilder's core and external types.
 
 use std::path::Path;
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use clap::ArgAction;
+use serde_json::{Map, Value, json};
 
-use super::names::{self, Kind};
+use super::names::{self, Kind, core_kinds};
 use super::plan::Plan;
-use super::project::{self, Api};
-use super::templates::{self, kind as template};
+use super::project::{self, Api, Project, Resource};
+use super::templates::{self, Values, external, kind as template};
 use super::versions;
 use super::{KindArgs, insert_rendered, kind_values, read_project_for, render_into};
 use crate::manifests;
@@ -21,11 +25,14 @@ pub struct Args {
     /// The kind to scaffold: `--group`, `--version`, `--kind`.
     #[command(flatten)]
     pub kind: KindArgs,
-    /// Namespaced objects (`--namespaced=false`: cluster-scoped).
-    #[arg(long, default_value = "true", value_name = "BOOL", num_args = 0..=1,
-          require_equals = true, default_missing_value = "true", action = ArgAction::Set)]
-    pub namespaced: bool,
-    /// Scaffold the types (`--resource=false`: the kind exists, add a controller).
+    /// Namespaced objects (`--namespaced=false`: cluster-scoped). The default: namespaced,
+    /// or as Kubernetes has it for one of its kinds.
+    #[arg(long, value_name = "BOOL", num_args = 0..=1, require_equals = true,
+          default_missing_value = "true", action = ArgAction::Set)]
+    pub namespaced: Option<bool>,
+    /// Scaffold the types (`--resource=false`: the kind exists, add a controller: to a kind
+    /// of PROJECT, to one of Kubernetes' when `--group` is one of its groups (`core`,
+    /// `apps`, `batch`, `networking`, ...), or with `--external-api-path`).
     #[arg(long, default_value = "true", value_name = "BOOL", num_args = 0..=1,
           require_equals = true, default_missing_value = "true", action = ArgAction::Set)]
     pub resource: bool,
@@ -37,6 +44,15 @@ pub struct Args {
     /// The resource name, when the default plural of the kind does not fit.
     #[arg(long)]
     pub plural: Option<String>,
+    /// With `--resource=false`, a controller for another project's kind: the Rust module
+    /// of its type, `<module>::<Kind>` (`other_crate::v1`; kubebuilder's Go import path),
+    /// from a dependency of the `controller` crate.
+    #[arg(long, value_name = "RUST_PATH", requires = "external_api_domain")]
+    pub external_api_path: Option<String>,
+    /// The domain of that kind's API group, which is `<group>.<domain>` as in kubebuilder
+    /// (`--group gadgets --external-api-domain example.org`: `gadgets.example.org`).
+    #[arg(long, value_name = "DOMAIN", requires = "external_api_path")]
+    pub external_api_domain: Option<String>,
     /// Scaffold again over existing files.
     #[arg(long)]
     pub force: bool,
@@ -67,6 +83,9 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
     if !args.resource && !wants_controller {
         bail!("nothing to scaffold: --resource=false and --controller=false");
     }
+    if let Some(foreign) = foreign_kind(&plan, &project, args)? {
+        return plan_foreign(plan, project, args, &foreign);
+    }
 
     let existing = project.resource(group, version, kind).cloned();
     let full_group = format!("{group}.{}", project.domain);
@@ -92,7 +111,7 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
                 .clone()
                 .or(other_version_plural)
                 .unwrap_or_else(|| names::plural(kind)),
-            namespaced: args.namespaced,
+            namespaced: args.namespaced.unwrap_or(true),
         }
     } else {
         match existing.as_ref().filter(|r| r.api.is_some()) {
@@ -116,7 +135,7 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
         );
     }
 
-    let mut values = kind_values(&kind, &project.project_name);
+    let mut values = kind_values(&kind, &project);
     if args.resource && !other_versions.is_empty() {
         let hub = versions::storage_version(&mut plan, &kind.kind, &other_versions)?;
         values = values.with("hub", hub.as_str());
@@ -221,4 +240,362 @@ fn plan_controller(
         template::CONTROLLER_REGISTRATION_LINE,
         values,
     )
+}
+
+/// A kind this project does not own, which `create api --resource=false` gives a
+/// controller: one of Kubernetes' (k8s-openapi's type), or another project's.
+struct Foreign {
+    /// The group as PROJECT records it (kubebuilder's: `apps`, `networking`, `certmanager`).
+    group: String,
+    /// The domain PROJECT records with it (none for `apps`, `k8s.io` for `networking`).
+    domain: String,
+    version: String,
+    kind: String,
+    plural: String,
+    namespaced: bool,
+    /// Kubernetes' kind (PROJECT's `core: true`), else another project's (`external: true`).
+    core: bool,
+    /// The Rust module of the type (`k8s_openapi::api::apps::v1`).
+    module: String,
+    /// The API group: `""` (the core group), `apps`, `cert-manager.io`.
+    api_group: String,
+    /// The fields of the object the controller's test creates, `metadata` included.
+    object: Map<String, Value>,
+}
+
+impl Foreign {
+    fn api_version(&self) -> String {
+        match self.api_group.as_str() {
+            "" => self.version.clone(),
+            group => format!("{group}/{}", self.version),
+        }
+    }
+
+    fn type_path(&self) -> String {
+        format!("{}::{}", self.module, self.kind)
+    }
+}
+
+/// The kind this project does not own that `args` name, if they name one: with
+/// `--external-api-path`, or `--resource=false` for a kind PROJECT lacks in one of
+/// Kubernetes' groups.
+fn foreign_kind(plan: &Plan, project: &Project, args: &Args) -> Result<Option<Foreign>> {
+    let KindArgs {
+        group,
+        version,
+        kind,
+    } = &args.kind;
+    if let Some(path) = &args.external_api_path {
+        return external_kind(plan, project, args, path).map(Some);
+    }
+    let own = project
+        .resource(group, version, kind)
+        .is_some_and(|resource| resource.api.is_some());
+    if args.resource || own || !core_kinds::is_core_group(group) {
+        return Ok(None);
+    }
+    let core = core_kinds::find(group, version, kind).map_err(|err| {
+        anyhow::anyhow!(
+            "--resource=false: PROJECT has no API {group}.{}/{version} {kind}, and {err}",
+            project.domain
+        )
+    })?;
+    if let Some(plural) = args.plural.as_ref().filter(|plural| *plural != core.plural) {
+        bail!(
+            "--plural {plural}: the resource of {} {kind} is {}",
+            core.api_version(),
+            core.plural
+        );
+    }
+    if let Some(namespaced) = args
+        .namespaced
+        .filter(|namespaced| *namespaced != core.namespaced)
+    {
+        bail!(
+            "--namespaced={namespaced}: {} {kind} is {}",
+            core.api_version(),
+            if core.namespaced {
+                "namespaced"
+            } else {
+                "cluster-scoped"
+            }
+        );
+    }
+    Ok(Some(Foreign {
+        group: core.group().to_owned(),
+        domain: core.domain().to_owned(),
+        version: core.version.to_owned(),
+        kind: core.kind.to_owned(),
+        plural: core.plural.to_owned(),
+        namespaced: core.namespaced,
+        core: true,
+        module: core.module.to_owned(),
+        api_group: core.api_group.to_owned(),
+        object: core.sample_fields(),
+    }))
+}
+
+/// Another project's kind, from `--external-api-path` and `--external-api-domain`.
+fn external_kind(plan: &Plan, project: &Project, args: &Args, path: &str) -> Result<Foreign> {
+    let KindArgs {
+        group,
+        version,
+        kind,
+    } = &args.kind;
+    let domain = args
+        .external_api_domain
+        .as_deref()
+        .context("--external-api-path needs --external-api-domain")?;
+    names::validate_rust_path(path)?;
+    names::validate_external_domain(domain, group)?;
+    if args.resource {
+        bail!(
+            "--external-api-path scaffolds a controller for another project's kind, whose types \
+             are that project's: pass --resource=false"
+        );
+    }
+    if domain == project.domain {
+        bail!(
+            "--external-api-domain {domain} is this project's domain, whose kinds are its own: \
+             `create api` scaffolds them, with --resource=false a controller for one"
+        );
+    }
+    // The module, or the type itself.
+    let module = path.strip_suffix(&format!("::{kind}")).unwrap_or(path);
+    let crate_name = module.split("::").next().unwrap_or(module);
+    let manifest = plan.read("controller/Cargo.toml")?.unwrap_or_default();
+    if !dependencies(&manifest)
+        .iter()
+        .any(|name| name == crate_name)
+    {
+        bail!(
+            "--external-api-path {path}: the controller crate has no dependency `{crate_name}`; \
+             add the crate that defines {kind} to controller/Cargo.toml (`cargo add --package \
+             controller <crate>`), then run this again"
+        );
+    }
+    let api_group = format!("{group}.{domain}");
+    // One of Kubernetes' types by its module (an alpha or beta version, say): the plural,
+    // scope and sample of the kind (in its GA version) by default.
+    let known = core_kinds::by_api_group(&api_group, version, kind)
+        .or_else(|| {
+            core_kinds::CORE_KINDS
+                .iter()
+                .find(|known| known.api_group == api_group && known.kind == *kind)
+        })
+        .filter(|_| crate_name == "k8s_openapi");
+    let plural = args
+        .plural
+        .clone()
+        .or_else(|| known.map(|known| known.plural.to_owned()))
+        .unwrap_or_else(|| names::plural(kind));
+    let namespaced = args
+        .namespaced
+        .or_else(|| known.map(|known| known.namespaced))
+        .unwrap_or(true);
+    // Another project's kind: an empty spec.
+    let object = known.map_or_else(
+        || {
+            let mut object = Map::new();
+            object.insert(
+                "metadata".into(),
+                json!({"name": format!("test-{}", kind.to_lowercase())}),
+            );
+            object.insert("spec".into(), json!({}));
+            object
+        },
+        core_kinds::CoreKind::sample_fields,
+    );
+    Ok(Foreign {
+        group: group.clone(),
+        domain: domain.to_owned(),
+        version: version.clone(),
+        kind: kind.clone(),
+        plural,
+        namespaced,
+        core: false,
+        module: module.to_owned(),
+        api_group,
+        object,
+    })
+}
+
+/// The Rust names of the dependencies in a `Cargo.toml`'s `[dependencies]` (`-` as `_`).
+fn dependencies(manifest: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    let mut in_dependencies = false;
+    for line in manifest.lines().map(str::trim) {
+        if let Some(header) = line.strip_prefix('[') {
+            let header = header.trim_end_matches(']').trim();
+            in_dependencies = header == "dependencies";
+            // `[dependencies.name]`
+            if let Some(name) = header.strip_prefix("dependencies.") {
+                names.push(name.trim().replace('-', "_"));
+            }
+            continue;
+        }
+        if in_dependencies && !line.starts_with('#') {
+            let key = line.split(['=', '.']).next().unwrap_or_default().trim();
+            if !key.is_empty() {
+                names.push(key.trim_matches('"').replace('-', "_"));
+            }
+        }
+    }
+    names
+}
+
+/// The controller of a kind this project does not own: its module, reconciler and test,
+/// registered in the manager, and recorded in PROJECT (no types, CRD or sample).
+fn plan_foreign(
+    mut plan: Plan,
+    mut project: Project,
+    args: &Args,
+    foreign: &Foreign,
+) -> Result<Plan> {
+    let position = project.resources.iter().position(|resource| {
+        resource.domain == foreign.domain
+            && resource.group == foreign.group
+            && resource.version == foreign.version
+            && resource.kind == foreign.kind
+    });
+    if !args.force && position.is_some_and(|index| project.resources[index].controller) {
+        bail!(
+            "a controller for {} {} already exists (see PROJECT); pass --force to scaffold it \
+             again",
+            foreign.api_version(),
+            foreign.kind
+        );
+    }
+    let values = foreign_values(foreign, &project);
+    let snake = names::snake_case(&foreign.kind);
+    let dir = format!("controller/src/{snake}");
+    let module = format!("{dir}/mod.rs");
+    let previous = plan.read(&module)?.unwrap_or_default();
+    plan.create(
+        &module,
+        templates::render(external::CONTROLLER_MOD_RS, &values),
+        args.force,
+    )?;
+    for submodule in previous.lines().filter(|line| line.starts_with("pub mod ")) {
+        plan.insert_at_marker(&module, template::SUBMODULES_MARKER, submodule)?;
+    }
+    plan.create(
+        &format!("{dir}/reconciler.rs"),
+        templates::render(external::RECONCILER_RS, &values),
+        args.force,
+    )?;
+    let mut test = templates::render(external::CONTROLLER_TEST_RS, &values);
+    if !foreign.core {
+        test += &templates::render(external::STAND_IN_CRD_RS, &values);
+    }
+    plan.create(
+        &format!("controller/tests/{snake}_controller.rs"),
+        test,
+        args.force,
+    )?;
+    insert_rendered(
+        &mut plan,
+        "controller/src/lib.rs",
+        template::MODULES_MARKER,
+        template::KIND_MODULE_LINE,
+        &values,
+    )?;
+    insert_rendered(
+        &mut plan,
+        "controller/src/main.rs",
+        template::CONTROLLERS_MARKER,
+        template::CONTROLLER_REGISTRATION_LINE,
+        &values,
+    )?;
+
+    let index = position.unwrap_or_else(|| {
+        project.resources.push(Resource {
+            domain: foreign.domain.clone(),
+            group: foreign.group.clone(),
+            kind: foreign.kind.clone(),
+            version: foreign.version.clone(),
+            ..Resource::default()
+        });
+        project.resources.len() - 1
+    });
+    let resource = &mut project.resources[index];
+    resource.controller = true;
+    resource.core = foreign.core;
+    resource.external = !foreign.core;
+    resource.path = Some(foreign.module.clone());
+    resource.plural = (!foreign.core && foreign.plural != names::plural(&foreign.kind))
+        .then(|| foreign.plural.clone());
+    plan.write(project::FILE, project.to_yaml());
+    plan.format_rust()?;
+    Ok(plan)
+}
+
+/// The placeholders of the [`external`] templates.
+fn foreign_values(foreign: &Foreign, project: &Project) -> Values {
+    let kind = foreign.kind.as_str();
+    let type_path = foreign.type_path();
+    let rbac_group = match foreign.api_group.as_str() {
+        "" => "core",
+        group => group,
+    };
+    let origin = if foreign.core {
+        "one of Kubernetes' kinds".to_owned()
+    } else {
+        let crate_name = foreign.module.split("::").next().unwrap_or_default();
+        format!("another project's kind, from the `{crate_name}` crate")
+    };
+    // As for a kind of this project's (see `kind_values`).
+    let rbac_namespace = if project.namespaced && foreign.namespaced {
+        format!("\n    namespace = \"{}-system\",", project.project_name)
+    } else {
+        String::new()
+    };
+    let (watched, test_api, scope_imports) = if foreign.namespaced {
+        (
+            format!("scope.controller_for::<{kind}>()"),
+            "Api::namespaced(client, &namespace)",
+            "",
+        )
+    } else {
+        (
+            format!(
+                "Controller::new(Api::<{kind}>::all(scope.client().clone()), watcher::Config::default())"
+            ),
+            "Api::all(client)",
+            "use kube::api::Api;\nuse kube::runtime::controller::Controller;\nuse kube::runtime::watcher;\n",
+        )
+    };
+    let mut object = Map::new();
+    object.insert("apiVersion".into(), foreign.api_version().into());
+    object.insert("kind".into(), kind.into());
+    object.extend(foreign.object.clone());
+    let values = Values::default()
+        .with("kind", kind)
+        .with("kind_snake", names::snake_case(kind))
+        .with("kind_lower", kind.to_lowercase())
+        .with("plural", foreign.plural.as_str())
+        .with("version", foreign.version.as_str())
+        .with("api_version", foreign.api_version())
+        .with("rbac_group", rbac_group)
+        .with("rbac_namespace", rbac_namespace)
+        .with("type_path", type_path.as_str())
+        .with("origin", origin)
+        .with("watched", watched)
+        .with("test_api", test_api)
+        .with("scope_imports", scope_imports)
+        .with("object", external::object_entries(&object))
+        .with(
+            "scope",
+            if foreign.namespaced {
+                "Namespaced"
+            } else {
+                "Cluster"
+            },
+        );
+    let serve_kind = if foreign.core {
+        String::new()
+    } else {
+        templates::render(external::SERVE_KIND_LINE, &values)
+    };
+    values.with("serve_kind", serve_kind)
 }

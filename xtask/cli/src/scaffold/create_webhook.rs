@@ -1,6 +1,7 @@
-//! `cargo xtask create webhook`: a kind's defaulting and validating admission webhooks, or
-//! the conversion between its versions, and their registration in the manager, as
-//! `kubebuilder create webhook` scaffolds them.
+//! `cargo xtask create webhook`: a kind's defaulting and validating admission webhooks and
+//! their test, or the conversion between its versions (whose `Spoke` impl has a test of its
+//! own), and their registration in the manager, as `kubebuilder create webhook` scaffolds
+//! them.
 
 use std::path::Path;
 
@@ -56,6 +57,25 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
         bail!("--conversion needs the versions that convert: --spoke <version>");
     }
     let full_group = format!("{group}.{}", project.domain);
+    let own = project
+        .resource(group, version, kind)
+        .is_some_and(|resource| resource.api.is_some());
+    if let Some(foreign) = project.resources.iter().find(|resource| {
+        !own && (resource.core || resource.external)
+            && resource.group == *group
+            && resource.version == *version
+            && resource.kind == *kind
+    }) {
+        bail!(
+            "{kind} ({group} {version}) is {}, with a controller only (see PROJECT): \
+             `create webhook` scaffolds the webhooks of this project's kinds",
+            if foreign.core {
+                "one of Kubernetes' kinds"
+            } else {
+                "another project's kind"
+            }
+        );
+    }
     let Some(resource) = project
         .resource(group, version, kind)
         .filter(|resource| resource.api.is_some())
@@ -70,7 +90,7 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
         webhook_version: "v1".to_owned(),
         ..Webhooks::default()
     });
-    let values = kind_values(&kind, &project.project_name);
+    let values = kind_values(&kind, &project);
     if args.defaulting || args.programmatic_validation {
         plan_admission(&mut plan, &project, &kind, args, &mut webhooks, &values)?;
     }
@@ -123,6 +143,11 @@ fn plan_admission(
     plan.create(
         &format!("{dir}/{module_name}.rs"),
         webhook_module_text(&values, webhooks),
+        args.force,
+    )?;
+    plan.create(
+        &format!("controller/tests/{}_{module_name}.rs", kind.snake()),
+        webhook_test_text(&values, webhooks, kind),
         args.force,
     )?;
     let module = format!("{dir}/mod.rs");
@@ -288,6 +313,42 @@ fn webhook_values(values: Values, webhooks: &Webhooks) -> Values {
         .with("webhook_doc", doc)
         .with("webhook_imports", imports)
         .with("webhook_types", types)
+}
+
+/// The webhooks' test: the header, each webhook's direct tests, then the apiserver's test
+/// with each webhook's cases.
+fn webhook_test_text(values: &Values, webhooks: &Webhooks, kind: &Kind) -> String {
+    let mut types = vec!["webhooks"];
+    let mut traits = vec!["AdmissionContext", "LoopbackRegistration"];
+    let mut paths = Vec::new();
+    let mut cases = String::new();
+    if webhooks.defaulting {
+        types.push("Defaulter");
+        traits.push("Defaulter as _");
+        paths.push(kind.webhook_path(true));
+        cases += &templates::render(template::WEBHOOK_TEST_DEFAULTING_CASE, values);
+    }
+    if webhooks.validation {
+        types.push("Validator");
+        traits.extend(["FieldError", "Validator as _"]);
+        paths.push(kind.webhook_path(false));
+        cases += &templates::render(template::WEBHOOK_TEST_VALIDATION_CASE, values);
+    }
+    let paths: Vec<String> = paths.iter().map(|path| format!("{path:?}")).collect();
+    let values = values
+        .clone()
+        .with("webhook_test_types", types.join(", "))
+        .with("webhook_test_traits", traits.join(", "))
+        .with("webhook_paths", paths.join(", "))
+        .with("webhook_test_cases", cases.trim_end_matches('\n'));
+    let mut test = templates::render(template::WEBHOOK_TEST_RS, &values);
+    if webhooks.defaulting {
+        test += &templates::render(template::WEBHOOK_TEST_DEFAULTER_RS, &values);
+    }
+    if webhooks.validation {
+        test += &templates::render(template::WEBHOOK_TEST_VALIDATOR_RS, &values);
+    }
+    test + &templates::render(template::WEBHOOK_TEST_APISERVER_RS, &values)
 }
 
 /// The webhook module with a section per webhook.

@@ -37,6 +37,7 @@ const KUBEBUILDER_CRATES: &[&str] = &[
 /// A file every checkout of kubebuilder for Rust has, to tell one from another directory.
 const CHECKOUT_MARKER: &str = "macros/kubebuilder/Cargo.toml";
 
+/// The options of `init` (kubebuilder's `init`).
 #[derive(clap::Args, Clone, Debug)]
 pub struct Args {
     /// The new project's directory (created; if it exists, it must be empty).
@@ -52,8 +53,35 @@ pub struct Args {
     /// (through `[patch.crates-io]`, by a path relative to the project).
     #[arg(long, value_name = "CHECKOUT")]
     pub local: Option<PathBuf>,
+    /// Watch and be granted only the manager's own namespace: its rules are a Role, and
+    /// the manager runs with `--namespace=$WATCH_NAMESPACE` (the pod's namespace).
+    #[arg(long)]
+    pub namespaced: bool,
+    /// The license of the project's code, on each new Rust file's header and in its
+    /// crates' `license`.
+    #[arg(long, value_enum, default_value_t)]
+    pub license: License,
+    /// The copyright holder in each new Rust file's header (default: `The <name> Authors`).
+    #[arg(long)]
+    pub owner: Option<String>,
 }
 
+/// The licenses `init --license` knows (kubebuilder's `--license`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum License {
+    /// The Apache License 2.0: `license = "Apache-2.0"`, and a copyright and SPDX header on
+    /// each Rust file `init` and `create` write.
+    #[default]
+    Apache2,
+    /// No license: no `license` field and no header.
+    None,
+}
+
+/// The header `init` and `create` put on every Rust file they make, when the project has
+/// one (kubebuilder's `hack/boilerplate.go.txt`): edit it to change what later files get.
+pub const BOILERPLATE: &str = "hack/boilerplate.rs.txt";
+
+/// Makes the project, then says what to run next.
 pub fn run(args: &Args) -> Result<()> {
     let plan = plan(args)?;
     let root = plan.root().to_owned();
@@ -95,14 +123,45 @@ pub fn plan(args: &Args) -> Result<Plan> {
         .map(|checkout| local_checkout(checkout, &root))
         .transpose()?;
 
-    let values = Values::default()
-        .with("project_name", name.as_str())
-        .with("domain", args.domain.as_str())
-        .with(
-            "leader_election_id",
-            leader_election_id(&args.domain, &name),
-        );
     let mut plan = Plan::new(&root);
+    plan_templates(&mut plan, args, &name);
+    let mut project = Project::new(&args.domain, &name);
+    project.namespaced = args.namespaced;
+    plan.write(project::FILE, project.to_yaml());
+    plan.write("Cargo.toml", workspace_manifest(local.as_deref())?);
+    plan.write("Cargo.lock", OUR_LOCK.to_owned());
+    // What `manifests` writes for a project that declares nothing yet, so that `manifests
+    // --check` passes and config/ deploys from the start.
+    for output in manifests::outputs(&root, &Declarations::default())? {
+        plan.write(&output.path.to_string_lossy(), output.content);
+    }
+    if args.license == License::None {
+        without_license(&mut plan)?;
+    }
+    plan.format_rust()?;
+    if let Some(header) = boilerplate(args.license, args.owner.as_deref(), &name) {
+        plan.write(BOILERPLATE, header);
+    }
+    super::prepend_boilerplate(&mut plan)?;
+    Ok(plan)
+}
+
+/// The workspace files and `config/`, rendered for the project `name`.
+fn plan_templates(plan: &mut Plan, args: &Args, name: &str) {
+    let (manager_env, manager_namespace_arg) = if args.namespaced {
+        (
+            config::NAMESPACED_MANAGER_ENV,
+            config::NAMESPACED_MANAGER_ARG,
+        )
+    } else {
+        ("", "")
+    };
+    let values = Values::default()
+        .with("project_name", name)
+        .with("domain", args.domain.as_str())
+        .with("leader_election_id", leader_election_id(&args.domain, name))
+        .with("manager_env", manager_env)
+        .with("manager_namespace_arg", manager_namespace_arg);
     for (path, template) in workspace::FILES {
         plan.write(path, templates::render(template, &values));
     }
@@ -112,16 +171,46 @@ pub fn plan(args: &Args) -> Result<Plan> {
             templates::render(template, &values),
         );
     }
-    plan.write("Cargo.toml", workspace_manifest(local.as_deref())?);
-    plan.write("Cargo.lock", OUR_LOCK.to_owned());
-    plan.write(project::FILE, Project::new(&args.domain, &name).to_yaml());
-    // What `manifests` writes for a project that declares nothing yet, so that `manifests
-    // --check` passes and config/ deploys from the start.
-    for output in manifests::outputs(&root, &Declarations::default())? {
-        plan.write(&output.path.to_string_lossy(), output.content);
+    if args.namespaced {
+        plan.write(
+            "config/rbac/role_binding.yaml",
+            config::NAMESPACED_ROLE_BINDING.to_owned(),
+        );
     }
-    plan.format_rust()?;
-    Ok(plan)
+}
+
+/// The Rust files' header for `license`: a copyright line for `owner` (by default the
+/// project's authors) this year, and the license's SPDX identifier.
+fn boilerplate(license: License, owner: Option<&str>, name: &str) -> Option<String> {
+    let spdx = match license {
+        License::Apache2 => "Apache-2.0",
+        License::None => return None,
+    };
+    let owner = owner.map_or_else(|| format!("The {name} Authors"), str::to_owned);
+    let year = jiff::Zoned::now().year();
+    Some(format!(
+        "// Copyright {year} {owner}.\n// SPDX-License-Identifier: {spdx}\n\n"
+    ))
+}
+
+/// The planned manifests without their `license` (`init --license none`).
+fn without_license(plan: &mut Plan) -> Result<()> {
+    for path in [
+        "Cargo.toml",
+        "api/Cargo.toml",
+        "controller/Cargo.toml",
+        "xtask/Cargo.toml",
+    ] {
+        let text = plan
+            .read(path)?
+            .with_context(|| format!("{path} is planned"))?;
+        let kept: Vec<&str> = text
+            .lines()
+            .filter(|line| !line.starts_with("license = ") && *line != "license.workspace = true")
+            .collect();
+        plan.write(path, kept.join("\n") + "\n");
+    }
+    Ok(())
 }
 
 /// The checkout `--local` names, as a path relative to the project at `root`.
@@ -296,6 +385,8 @@ mod tests {
                 "leader_election_id",
                 leader_election_id(&project.domain, &project.project_name),
             )
+            .with("manager_env", "")
+            .with("manager_namespace_arg", "")
     }
 
     #[test]
@@ -376,7 +467,7 @@ mod tests {
         let mut plan = crate::scaffold::plan::Plan::new(Path::new("/nonexistent"));
         plan.write(path, text);
         for kind in converting {
-            let values = crate::scaffold::kind_values(kind, &project.project_name);
+            let values = crate::scaffold::kind_values(kind, project);
             for (marker, line) in [
                 (
                     template::CRD_CA_INJECTION_NAMESPACE_MARKER,
@@ -465,6 +556,11 @@ mod tests {
             untracked.is_empty(),
             "config/ files init does not write: {untracked:?}"
         );
+    }
+
+    #[test]
+    fn our_dockerfile_is_the_init_template() {
+        assert_eq!(workspace::DOCKERFILE, ours("Dockerfile"));
     }
 
     #[test]

@@ -69,11 +69,11 @@ pub fn version() -> String {
 /// What `create` adds to the project.
 #[derive(clap::Subcommand, Clone, Debug)]
 pub enum CreateCommand {
-    /// A kind: its types (api/src/<version>/<kind>_types.rs), its reconciler
-    /// (controller/src/<kind>/), its registration in the manager and a sample; then
+    /// A kind: its types (`api/src/<version>/<kind>_types.rs`), its reconciler
+    /// (`controller/src/<kind>/`), its registration in the manager and a sample; then
     /// `manifests`.
     Api(create_api::Args),
-    /// Admission webhooks of a kind (controller/src/<kind>/webhook.rs), registered in the
+    /// Admission webhooks of a kind (`controller/src/<kind>/webhook.rs`), registered in the
     /// manager; then `manifests`.
     Webhook(create_webhook::Args),
 }
@@ -106,10 +106,21 @@ pub fn create_in(root: &Path, command: &CreateCommand) -> Result<()> {
 /// Every file `create api` or `create webhook` writes in the workspace at `root`, or why
 /// it cannot; nothing is written yet.
 pub fn plan_create(root: &Path, command: &CreateCommand) -> Result<Plan> {
-    match command {
+    let mut plan = match command {
         CreateCommand::Api(args) => create_api::plan(root, args),
         CreateCommand::Webhook(args) => create_webhook::plan(root, args),
+    }?;
+    prepend_boilerplate(&mut plan)?;
+    Ok(plan)
+}
+
+/// Puts the project's header ([`init::BOILERPLATE`], if it has one) on each Rust file the
+/// plan creates.
+fn prepend_boilerplate(plan: &mut Plan) -> Result<()> {
+    if let Some(header) = plan.read(init::BOILERPLATE)? {
+        plan.prepend_to_new_rust_files(&header);
     }
+    Ok(())
 }
 
 /// Writes the plan and says what it wrote.
@@ -171,8 +182,15 @@ fn insert_rendered(
 }
 
 /// The placeholders of the kind templates that do not depend on the webhooks.
-fn kind_values(kind: &names::Kind, project_name: &str) -> Values {
+fn kind_values(kind: &names::Kind, project: &Project) -> Values {
     let snake = kind.snake();
+    // A namespaced project's reconciler is granted its kind in the manager's namespace
+    // only (a Role); a cluster-scoped kind can only be granted by a ClusterRole.
+    let rbac_namespace = if project.namespaced && kind.namespaced {
+        format!("\n    namespace = \"{}-system\",", project.project_name)
+    } else {
+        String::new()
+    };
     let mut resource_args = Vec::new();
     if kind.plural != names::plural(&kind.kind) {
         resource_args.push(format!("path = \"{}\"", kind.plural));
@@ -208,7 +226,8 @@ fn kind_values(kind: &names::Kind, project_name: &str) -> Values {
         )
     };
     Values::default()
-        .with("project_name", project_name)
+        .with("project_name", project.project_name.as_str())
+        .with("rbac_namespace", rbac_namespace)
         .with("kind", kind.kind.as_str())
         .with("kind_snake", snake.as_str())
         .with("kind_lower", kind.lower())

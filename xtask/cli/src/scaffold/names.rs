@@ -1,6 +1,8 @@
 //! The arguments `init`, `create api` and `create webhook` validate, and the names a kind
 //! gets in the scaffolded code and files.
 
+pub mod core_kinds;
+
 use anyhow::{Result, bail};
 
 pub use kubebuilder_plural::plural;
@@ -135,6 +137,7 @@ pub fn validate_version(version: &str) -> Result<()> {
 /// the types the templates name (theirs and the prelude's)...
 const TAKEN_TYPE_NAMES: &[&str] = &[
     "Action",
+    "AdmissionContext",
     "Api",
     "Arc",
     "BindAddress",
@@ -151,6 +154,7 @@ const TAKEN_TYPE_NAMES: &[&str] = &[
     "FieldError",
     "FieldPath",
     "Instant",
+    "LoopbackRegistration",
     "Manager",
     "ManagerArgs",
     "None",
@@ -210,6 +214,55 @@ pub fn validate_kind(kind: &str) -> Result<()> {
         bail!(
             "invalid --kind {kind:?}: the scaffolded code uses that name itself; choose \
              another kind"
+        );
+    }
+    Ok(())
+}
+
+/// `--external-api-domain`: the domain of another project's API group, which is
+/// `<group>.<domain>`.
+pub fn validate_external_domain(domain: &str, group: &str) -> Result<()> {
+    if !is_dns_subdomain(domain) {
+        bail!(
+            "invalid --external-api-domain {domain:?}: a domain must be a DNS-1123 subdomain \
+             (dot-separated labels of {LABEL_RULE})"
+        );
+    }
+    let full = format!("{group}.{domain}");
+    if full.len() > 253 {
+        bail!(
+            "invalid --external-api-domain {domain:?}: the API group {full} is longer than 253 characters"
+        );
+    }
+    Ok(())
+}
+
+/// `--external-api-path`: a Rust path from a crate name (`other_crate::v1`), identifiers
+/// joined by `::`; no `crate`, `self` or `super`, which would mean another crate in each
+/// file the path is written in.
+pub fn validate_rust_path(path: &str) -> Result<()> {
+    let problem = path.split("::").find_map(|segment| {
+        let identifier = segment
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && segment
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && segment != "_";
+        if !identifier {
+            Some(format!("{segment:?} is not a Rust identifier"))
+        } else if RUST_KEYWORDS.contains(&segment) {
+            Some(format!("`{segment}` is a Rust keyword"))
+        } else {
+            None
+        }
+    });
+    if let Some(problem) = problem {
+        bail!(
+            "invalid --external-api-path {path:?}: {problem}; the path is the Rust module of \
+             the type, from the crate's name (`other_crate::v1`; crate `other-crate` is \
+             `other_crate` in Rust)"
         );
     }
     Ok(())
@@ -391,6 +444,43 @@ mod tests {
                 "{taken}"
             );
         }
+    }
+
+    #[test]
+    fn external_api_paths_are_rust_paths_from_a_crate() {
+        for path in [
+            "other_crate::v1",
+            "widgets",
+            "k8s_openapi::api::apps::v1",
+            "_private::V2",
+        ] {
+            validate_rust_path(path).unwrap();
+        }
+        for (path, problem) in [
+            ("", "\"\" is not a Rust identifier"),
+            (
+                "other-crate::v1",
+                "\"other-crate\" is not a Rust identifier",
+            ),
+            ("other::::v1", "\"\" is not a Rust identifier"),
+            ("::other::v1", "\"\" is not a Rust identifier"),
+            ("other::1v", "\"1v\" is not a Rust identifier"),
+            ("self::v1", "`self` is a Rust keyword"),
+            ("other::type", "`type` is a Rust keyword"),
+        ] {
+            assert!(
+                error(validate_rust_path(path)).starts_with(&format!(
+                    "invalid --external-api-path {path:?}: {problem}; "
+                )),
+                "{path:?}: {}",
+                error(validate_rust_path(path))
+            );
+        }
+        validate_external_domain("cert-manager.io", "certmanager").unwrap();
+        assert!(
+            error(validate_external_domain("Cert.io", "x"))
+                .starts_with("invalid --external-api-domain")
+        );
     }
 
     #[test]

@@ -78,6 +78,17 @@ impl Plan {
         Ok(())
     }
 
+    /// Puts `header` at the top of each planned Rust file that does not exist yet and does
+    /// not start with it.
+    pub fn prepend_to_new_rust_files(&mut self, header: &str) {
+        for (path, content) in &mut self.files {
+            let is_rust = path.extension().is_some_and(|extension| extension == "rs");
+            if is_rust && !self.root.join(path).exists() && !content.starts_with(header) {
+                content.insert_str(0, header);
+            }
+        }
+    }
+
     /// Runs rustfmt over every planned Rust file, in memory, so that the code written is
     /// formatted whatever the length of the names put into the templates.
     pub fn format_rust(&mut self) -> Result<()> {

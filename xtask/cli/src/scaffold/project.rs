@@ -32,6 +32,11 @@ pub struct Project {
     /// The plugins that scaffolded the project: [`LAYOUT`] alone (kubebuilder:
     /// `go.kubebuilder.io/v4`).
     pub layout: Vec<String>,
+    /// Whether the manager watches and is granted only its own namespace (`init
+    /// --namespaced`): its RBAC is a Role, and `create api` scopes the reconciler's rules
+    /// to that namespace.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub namespaced: bool,
     /// The project's name (`init --name`), a DNS label: config/ deploys into namespace
     /// `<name>-system`, with `<name>-` as the name prefix and `app.kubernetes.io/name: <name>`.
     pub project_name: String,
@@ -43,7 +48,7 @@ pub struct Project {
 }
 
 /// One kind (group, version, kind) and what exists for it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Resource {
     /// `None` when `create api` scaffolded no types for this version.
@@ -52,13 +57,22 @@ pub struct Resource {
     /// Whether `create api` scaffolded a controller for this kind (at this version).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub controller: bool,
-    /// The domain of the kind's group (the project's, for the kinds it scaffolds).
+    /// One of Kubernetes' kinds (k8s-openapi's), with a controller only
+    /// (`create api --resource=false`, as kubebuilder's core types).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub core: bool,
+    /// The domain of the kind's group (the project's, for the kinds it scaffolds; none for
+    /// Kubernetes' groups without one, such as `apps`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub domain: String,
+    /// Another project's kind, with a controller only (`create api --external-api-path`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub external: bool,
     /// The API group without the domain (`batch`).
     pub group: String,
     /// The kind, in PascalCase (`CronJob`).
     pub kind: String,
-    /// The Rust module of the API types (`api::v1`).
+    /// The Rust module of the API types (`api::v1`, `k8s_openapi::api::apps::v1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// Set only when `--plural` overrode the default.
@@ -107,6 +121,7 @@ impl Project {
         Self {
             domain: domain.to_owned(),
             layout: vec![LAYOUT.to_owned()],
+            namespaced: false,
             project_name: project_name.to_owned(),
             resources: Vec::new(),
             version: FORMAT_VERSION.to_owned(),
@@ -161,7 +176,9 @@ impl Project {
             self.resources.push(Resource {
                 api: None,
                 controller: false,
+                core: false,
                 domain: self.domain.clone(),
+                external: false,
                 group: group.to_owned(),
                 kind: kind.to_owned(),
                 path: None,

@@ -4,7 +4,8 @@
 //! generated files (CRDs, `rbac/role.yaml`, `webhook/manifests.yaml`, per-kind roles) are
 //! `manifests`' job.
 
-/// Each file's path under `config/` and its template (placeholder: `project_name`).
+/// Each file's path under `config/` and its template (placeholders: `project_name`, and
+/// `manager_env` and `manager_namespace_arg`, empty unless the project is namespaced).
 pub const FILES: &[(&str, &str)] = &[
     (
         "certmanager/certificate-metrics.yaml",
@@ -414,12 +415,12 @@ spec:
         image: controller:latest
         # Never pull an image the node already has (kind's and the local node's images
         # are loaded, not pulled; `:latest` would otherwise mean Always).
-        imagePullPolicy: IfNotPresent
+        imagePullPolicy: IfNotPresent{{manager_env}}
         command:
         - /manager
         args:
         - --leader-elect
-        - --health-probe-bind-address=:8081
+        - --health-probe-bind-address=:8081{{manager_namespace_arg}}
         # The patches in config/default add ports, certificate mounts and their volumes.
         ports: []
         securityContext:
@@ -740,3 +741,32 @@ spec:
 "#,
     ),
 ];
+
+/// `rbac/role_binding.yaml` of a namespaced project (`init --namespaced`): the manager's
+/// rules are a Role in its own namespace (`create api` scopes them there), bound there.
+pub const NAMESPACED_ROLE_BINDING: &str = r#"apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: manager-rolebinding
+  namespace: system
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: manager-role
+subjects:
+- kind: ServiceAccount
+  name: controller-manager
+  namespace: system
+"#;
+
+/// `manager_env` of a namespaced project: the pod's namespace, for `--namespace`.
+pub const NAMESPACED_MANAGER_ENV: &str = "
+        env:
+        - name: WATCH_NAMESPACE
+          valueFrom:
+            fieldRef:
+              fieldPath: metadata.namespace";
+
+/// `manager_namespace_arg` of a namespaced project: watch only the pod's namespace.
+pub const NAMESPACED_MANAGER_ARG: &str = "
+        - --namespace=$(WATCH_NAMESPACE)";

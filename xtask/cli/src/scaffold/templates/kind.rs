@@ -1,14 +1,15 @@
 //! The files of one kind (`cargo xtask create api` and `create webhook`), in the layout and
 //! style of this repository's CronJob: `api/src/<version>/<kind>_types.rs`,
-//! `controller/src/<kind>/{mod,reconciler,webhook}.rs`, the controller's test
-//! (`controller/tests/<kind>_controller.rs`), a sample, and the lines that register them at
-//! the scaffold markers.
+//! `controller/src/<kind>/{mod,reconciler,webhook}.rs`, the tests of the controller and the
+//! webhooks (`controller/tests/<kind>_{controller,webhook}.rs`), a sample, and the lines that
+//! register them at the scaffold markers.
 //!
 //! Placeholders: `kind` (`Frigate`), `kind_snake` (`frigate`), `kind_lower`, `plural`, `group`
 //! (`ship`), `full_group` (`ship.example.com`), `version`, `project_name`, and the pieces that
 //! depend on the options: `resource_args`, `watched`, `status_api`, `test_api`, `scope_imports`,
 //! `mutating_path`, `validating_path`, `webhook_module`, `webhook_imports`, `webhook_doc`,
-//! `webhook_types`, `version_args`, and `hub` (a kind's storage version) for conversion.
+//! `webhook_types`, `webhook_test_types`, `webhook_test_traits`, `webhook_paths`,
+//! `webhook_test_cases`, `version_args`, and `hub` (a kind's storage version) for conversion.
 
 // The scaffold markers: a comment line that `create` adds lines above (kubebuilder's
 // `// +kubebuilder:scaffold:*` comments in Go).
@@ -278,7 +279,7 @@ pub const WEBHOOK_ONLY_MOD_RS: &str = r#"//! The {{kind}} admission webhooks.
 /// `controller/src/<kind>/reconciler.rs`: the reconciler, with its RBAC attributes
 /// (kubebuilder's `<kind>_controller.go`).
 pub const RECONCILER_RS: &str = r#"//! The {{kind}} reconciler. Its RBAC attributes are the permissions the manager's
-//! ClusterRole (`config/rbac/role.yaml`, written by `cargo xtask manifests`) grants: add one
+//! role (`config/rbac/role.yaml`, written by `cargo xtask manifests`) grants: add one
 //! for every other kind the reconciler reads or writes, and nothing more.
 
 use std::sync::Arc;
@@ -300,17 +301,17 @@ pub const RECONCILED: &str = "Reconciled";
 // The {{kind}}s it reconciles, their status, and their finalizers (needed to set
 // blockOwnerDeletion on the objects it creates for them).
 #[kubebuilder::rbac(
-    groups = ["{{full_group}}"],
+    groups = ["{{full_group}}"],{{rbac_namespace}}
     resources = ["{{plural}}"],
     verbs = ["get", "list", "watch", "create", "update", "patch", "delete"]
 )]
 #[kubebuilder::rbac(
-    groups = ["{{full_group}}"],
+    groups = ["{{full_group}}"],{{rbac_namespace}}
     resources = ["{{plural}}/status"],
     verbs = ["get", "update", "patch"]
 )]
 #[kubebuilder::rbac(
-    groups = ["{{full_group}}"],
+    groups = ["{{full_group}}"],{{rbac_namespace}}
     resources = ["{{plural}}/finalizers"],
     verbs = ["update"]
 )]
@@ -480,6 +481,207 @@ fn validate_foo(spec: &{{kind}}Spec) -> Option<FieldError> {
         )
     })
 }
+"#;
+
+/// `controller/tests/<kind>_<webhook module>.rs`: the webhooks' test (kubebuilder's
+/// `<kind>_webhook_test.go`), then a section per webhook and the apiserver's test.
+pub const WEBHOOK_TEST_RS: &str = r#"//! The {{kind}} {{version}} admission webhooks ({{webhook_doc}}), called directly and by a
+//! real apiserver (`kubebuilder_envtest`, which `cargo xtask test` provides) that a manager
+//! serving them registered them with, as in a cluster. The cases check the scaffold's
+//! example field `foo`: change them with the webhooks, and add one per rule.
+
+use std::time::{Duration, Instant};
+
+use api::{{version}}::{{kind}};
+use controller::{{kind_snake}}::{{webhook_module}}::{{{webhook_test_types}}};
+use kube::api::{Api, PostParams};
+use kubebuilder_runtime::webhook::{{{webhook_test_traits}}};
+use kubebuilder_runtime::{BindAddress, Manager, ManagerArgs};
+use serde_json::json;
+
+/// How long the apiserver may take to call webhooks it was just told of.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A {{kind}} named `name` with `spec`, as a user writes it.
+fn sample(name: &str, spec: serde_json::Value) -> {{kind}} {
+    serde_json::from_value(json!({
+        "apiVersion": "{{full_group}}/{{version}}",
+        "kind": "{{kind}}",
+        "metadata": {"name": name},
+        "spec": spec,
+    }))
+    .unwrap()
+}
+
+/// What a webhook called directly is told besides the object (the scaffolded ones read
+/// none of it).
+fn context() -> AdmissionContext<'static> {
+    type Request = kube::core::admission::AdmissionRequest<kube::core::DynamicObject>;
+    static REQUEST: std::sync::LazyLock<Request> = std::sync::LazyLock::new(|| {
+        serde_json::from_value(json!({
+            "uid": "test",
+            "kind": {"group": "{{full_group}}", "version": "{{version}}", "kind": "{{kind}}"},
+            "resource": {"group": "{{full_group}}", "version": "{{version}}", "resource": "{{plural}}"},
+            "operation": "CREATE",
+            "userInfo": {"username": "test"},
+        }))
+        .unwrap()
+    });
+    AdmissionContext::new(&REQUEST)
+}
+"#;
+
+/// The defaulter's section of [`WEBHOOK_TEST_RS`].
+pub const WEBHOOK_TEST_DEFAULTER_RS: &str = r#"
+#[tokio::test]
+async fn the_defaulter_fills_in_unset_fields() {
+    let mut defaulted = sample("defaulted", json!({}));
+    Defaulter.default(&context(), &mut defaulted).await.unwrap();
+    assert_eq!(defaulted.spec.foo.as_deref(), Some("default"));
+}
+
+#[tokio::test]
+async fn the_defaulter_keeps_what_is_set() {
+    let set = sample("set", json!({"foo": "bar"}));
+    let mut defaulted = set.clone();
+    Defaulter.default(&context(), &mut defaulted).await.unwrap();
+    assert_eq!(defaulted, set);
+}
+"#;
+
+/// The validator's section of [`WEBHOOK_TEST_RS`].
+pub const WEBHOOK_TEST_VALIDATOR_RS: &str = r#"
+#[tokio::test]
+async fn the_validator_admits_a_valid_{{kind_snake}}() {
+    for valid in [sample("unset", json!({})), sample("set", json!({"foo": "bar"}))] {
+        assert_eq!(Validator.validate_create(&context(), &valid).await, Ok(Vec::new()));
+        assert_eq!(
+            Validator.validate_update(&context(), &valid, &valid).await,
+            Ok(Vec::new())
+        );
+    }
+}
+
+#[tokio::test]
+async fn the_validator_refuses_an_empty_foo_naming_the_field() {
+    let empty = sample("empty", json!({"foo": ""}));
+    let refusal = [FieldError::invalid("spec.foo", "", "must not be empty")];
+    let created = Validator.validate_create(&context(), &empty).await;
+    assert_eq!(created.unwrap_err(), refusal);
+    let valid = sample("empty", json!({"foo": "bar"}));
+    let updated = Validator.validate_update(&context(), &valid, &empty).await;
+    assert_eq!(updated.unwrap_err(), refusal);
+}
+
+/// Checks that the apiserver refused the request as the validator does: 422 Invalid,
+/// naming `field`.
+fn assert_refused_at(answer: Result<{{kind}}, kube::Error>, field: &str) {
+    match answer {
+        Err(kube::Error::Api(status)) => {
+            assert_eq!(status.code, 422, "{status:?}");
+            let causes = status.details.map(|details| details.causes).unwrap_or_default();
+            assert!(
+                causes.iter().any(|cause| cause.field == field),
+                "{field} is not named: {causes:?}"
+            );
+        }
+        other => panic!("expected a refusal naming {field}, got {other:?}"),
+    }
+}
+"#;
+
+/// The apiserver's section of [`WEBHOOK_TEST_RS`] (placeholders `webhook_paths`, the paths
+/// of the webhooks, and `webhook_test_cases`, [`WEBHOOK_TEST_DEFAULTING_CASE`] and
+/// [`WEBHOOK_TEST_VALIDATION_CASE`] as they apply).
+pub const WEBHOOK_TEST_APISERVER_RS: &str = r#"
+#[tokio::test]
+async fn the_apiserver_calls_the_webhooks() {
+    let plane = kubebuilder_envtest::shared();
+    plane.install_crds(&[{{kind}}::crd()]).await.unwrap();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("webhook").await.unwrap();
+    let api: Api<{{kind}}> = {{test_api}};
+    let running = serve_webhooks(&api, &namespace).await;
+{{webhook_test_cases}}
+    running.shutdown().await.unwrap();
+}
+
+/// The {{kind}} webhooks on a manager of their own, as `src/main.rs` serves them,
+/// registered with the apiserver of `api` (for objects in `namespace`); returns once the
+/// apiserver calls each of them.
+async fn serve_webhooks(api: &Api<{{kind}}>, namespace: &str) -> kubebuilder_runtime::RunningManager {
+    let args = ManagerArgs {
+        health_probe_bind_address: BindAddress::HostPort("127.0.0.1:0".into()),
+        webhook_port: 0,
+        ..ManagerArgs::default()
+    };
+    let registration =
+        LoopbackRegistration::new(&format!("{namespace}-{{kind_lower}}")).only_namespace(namespace);
+    let manager = Manager::new(api.clone().into_client(), args)
+        .webhook_host(std::net::Ipv4Addr::LOCALHOST.into())
+        .webhooks(webhooks())
+        .enable_webhooks(true)
+        .serve_webhooks_on_loopback(registration);
+    let metrics = manager.metrics().clone();
+    let running = manager.start().await.unwrap();
+    // The apiserver learns of new webhooks a little later: dry runs (which store nothing)
+    // until the manager has answered each webhook.
+    let dry_run = PostParams {
+        dry_run: true,
+        ..PostParams::default()
+    };
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        let _ = api.create(&dry_run, &sample("probe", json!({}))).await;
+        let answered = metrics.encode();
+        if [{{webhook_paths}}].iter().all(|path| called(&answered, path)) {
+            return running;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the apiserver did not call the webhooks within {TIMEOUT:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Whether `metrics` count a review answered at `path`.
+fn called(metrics: &str, path: &str) -> bool {
+    let series = format!("controller_runtime_webhook_requests_total{{webhook=\"{path}\",code=\"200\"}} ");
+    metrics
+        .lines()
+        .filter_map(|line| line.strip_prefix(&series))
+        .any(|count| count.trim().parse::<f64>().is_ok_and(|count| count > 0.0))
+}
+"#;
+
+/// The defaulting case of [`WEBHOOK_TEST_APISERVER_RS`].
+pub const WEBHOOK_TEST_DEFAULTING_CASE: &str = r#"
+    // Created without `foo`, stored with the defaulter's value.
+    let created = api
+        .create(&PostParams::default(), &sample("defaulted", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(created.spec.foo.as_deref(), Some("default"));
+"#;
+
+/// The validation case of [`WEBHOOK_TEST_APISERVER_RS`].
+pub const WEBHOOK_TEST_VALIDATION_CASE: &str = r#"
+    // A valid {{kind}} is admitted as written; an invalid one is refused, on create and on
+    // update, and not stored.
+    let valid = sample("valid", json!({"foo": "bar"}));
+    let admitted = api.create(&PostParams::default(), &valid).await.unwrap();
+    assert_eq!(admitted.spec, valid.spec);
+    let refused = api
+        .create(&PostParams::default(), &sample("empty", json!({"foo": ""})))
+        .await;
+    assert_refused_at(refused, "spec.foo");
+    assert!(api.get_opt("empty").await.unwrap().is_none());
+    let update = json!({"spec": {"foo": ""}});
+    let updated = api
+        .patch("valid", &kube::api::PatchParams::default(), &kube::api::Patch::Merge(update))
+        .await;
+    assert_refused_at(updated, "spec.foo");
 "#;
 
 /// `config/samples/<group>_<version>_<kind>.yaml`.

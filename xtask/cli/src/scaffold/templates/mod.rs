@@ -2,6 +2,7 @@
 //! function that fills them in.
 
 pub mod config;
+pub mod external;
 pub mod kind;
 pub mod workspace;
 

@@ -15,6 +15,9 @@ pub const FILES: &[(&str, &str)] = &[
     ("controller/src/main.rs", MAIN_RS),
     ("xtask/Cargo.toml", XTASK_CARGO_TOML),
     ("xtask/src/main.rs", XTASK_MAIN_RS),
+    ("Dockerfile", DOCKERFILE),
+    (".github/workflows/test.yml", TEST_WORKFLOW),
+    (".github/workflows/test-e2e.yml", TEST_E2E_WORKFLOW),
 ];
 
 const GITIGNORE: &str = "/target
@@ -207,4 +210,80 @@ use clap::Parser as _;
 fn main() -> anyhow::Result<()> {
     kubebuilder_cli::run(kubebuilder_cli::Cli::parse().command)
 }
+"#;
+
+/// The manager image for `docker build` / `podman build`, from the files `cargo xtask
+/// docker-build` writes. This repository's `Dockerfile` is this file (a test checks it).
+pub const DOCKERFILE: &str = r#"# The manager image for docker and podman users. `cargo xtask docker-build` builds the
+# static manager binary, writes the image as an OCI archive without any daemon, and also
+# writes its files into target/image/rootfs, which this file packs into the same image:
+#
+#   cargo xtask docker-build --image <image>
+#   docker build -t <image> .          # or: podman build -t <image> .
+#
+# No base image: the manager is a static executable and the files it needs (CA
+# certificates, the nonroot user) are in target/image/rootfs.
+FROM scratch
+COPY target/image/rootfs/ /
+USER 65532:65532
+ENTRYPOINT ["/manager"]
+"#;
+
+/// CI: the project's own tests on every push and pull request (kubebuilder's
+/// `.github/workflows/test.yml`).
+const TEST_WORKFLOW: &str = r#"# fmt, clippy, manifests --check and every test, against a real kube-apiserver and etcd
+# (built from the Go module proxy on first use; the cache keeps them between runs).
+name: Tests
+
+on:
+  push:
+  pull_request:
+
+jobs:
+  test:
+    name: cargo xtask test
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-go@v5
+        with:
+          go-version: "1.26"
+      - name: Rust with rustfmt and clippy
+        run: rustup toolchain install stable --profile minimal --component rustfmt,clippy
+      - name: The control plane and tools, built once
+        uses: actions/cache@v4
+        with:
+          path: ~/.cache/kubebuilder-rs
+          key: kubebuilder-rs-${{ runner.os }}-${{ hashFiles('Cargo.lock') }}
+      - run: cargo xtask test
+"#;
+
+/// CI: the manager image on a real local node (kubebuilder's `.github/workflows/test-e2e.yml`,
+/// which uses kind); the node needs root and installs its Debian/Ubuntu packages.
+const TEST_E2E_WORKFLOW: &str = r#"# The manager image built, loaded on a local node (kubelet, containerd, runc on the runner),
+# deployed from config/default and tested end to end.
+name: E2E Tests
+
+on:
+  push:
+  pull_request:
+
+jobs:
+  test-e2e:
+    name: cargo xtask test-e2e
+    runs-on: ubuntu-latest
+    steps:
+      - uses: actions/checkout@v4
+      - uses: actions/setup-go@v5
+        with:
+          go-version: "1.26"
+      - name: Rust
+        run: rustup toolchain install stable --profile minimal
+      - name: The node's binaries and tools, built once
+        uses: actions/cache@v4
+        with:
+          path: ~/.cache/kubebuilder-rs
+          key: kubebuilder-rs-e2e-${{ runner.os }}-${{ hashFiles('Cargo.lock') }}
+      - name: cargo xtask test-e2e (as root, which the node needs)
+        run: sudo --preserve-env=PATH,HOME,CARGO_HOME,RUSTUP_HOME,GOPATH,GOCACHE,GOMODCACHE "$(command -v cargo)" xtask test-e2e
 "#;

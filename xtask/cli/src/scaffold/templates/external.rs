@@ -1,0 +1,328 @@
+//! The files of a controller for a kind this project does not own (`cargo xtask create api
+//! --resource=false` for one of Kubernetes' kinds, or with `--external-api-path` for another
+//! project's): `controller/src/<kind>/{mod,reconciler}.rs` and the controller's test, in
+//! the layout of a kind's own ([`super::kind`]), on the kind's Rust type; no types, CRD or
+//! sample.
+//!
+//! Placeholders: `kind`, `kind_snake`, `kind_lower`, `plural`, `version`, `api_version`
+//! (`apps/v1`), `rbac_group` (`apps`, `core` for the core group), `type_path`
+//! (`k8s_openapi::api::apps::v1::Deployment`), `origin` (whose kind it is),
+//! `rbac_namespace` (the RBAC attributes' `namespace` in a namespaced project, as a kind's own),
+//! `watched`, `scope_imports`, `test_api` (as for a kind's own), `object` (the fields of the
+//! test's new object) and `serve_kind` (what the test does for the apiserver to serve the
+//! kind: nothing for Kubernetes' own, [`STAND_IN_CRD_RS`] for another project's).
+
+use serde_json::Value;
+
+/// `controller/src/<kind>/mod.rs`: the reconciler module and the setup on the manager.
+pub const CONTROLLER_MOD_RS: &str = r#"//! The {{kind}} controller, for {{origin}}:
+//! `{{type_path}}`. This project has no types or CRD of it, only the controller.
+//!
+//! [`setup_with_manager`] registers the controller on a [`Manager`], as kubebuilder's
+//! `SetupWithManager`: it watches {{kind}}s and reconciles one whenever it changes.
+
+pub mod reconciler;
+// +kubebuilder:scaffold:submodules
+
+use std::sync::Arc;
+
+use {{type_path}};
+{{scope_imports}}use kubebuilder_runtime::{ControllerContext, Manager};
+
+use self::reconciler::Reconciler;
+
+/// The controller's name: the `controller` label of its metrics and its readiness check.
+pub const CONTROLLER_NAME: &str = "{{kind_lower}}";
+
+/// Registers the {{kind}} controller on `manager`.
+pub fn setup_with_manager(manager: Manager) -> Manager {
+    manager.controller(CONTROLLER_NAME, run)
+}
+
+/// Runs the controller until the manager stops it.
+async fn run(context: ControllerContext) {
+    let reconciler = Arc::new(Reconciler::new(context.client().clone()));
+    context
+        .run(
+            // Watch the objects the reconciler creates too (`.owns_cached::<Child>(scope)`),
+            // so that their changes reconcile their owner.
+            |scope| {{watched}},
+            Reconciler::reconcile,
+            reconciler,
+        )
+        .await;
+}
+"#;
+
+/// `controller/src/<kind>/reconciler.rs`: the reconciler, with the RBAC attributes
+/// kubebuilder gives a controller of the kind.
+pub const RECONCILER_RS: &str = r#"//! The {{kind}} reconciler. Its RBAC attributes are the permissions the manager's
+//! role (`config/rbac/role.yaml`, written by `cargo xtask manifests`) grants: add one
+//! for every other kind the reconciler reads or writes, and nothing more.
+
+use std::sync::Arc;
+
+use {{type_path}};
+use kube::Client;
+use kube::runtime::controller::Action;
+
+/// Reconciles {{kind}}s ({{api_version}}): makes the cluster match what they ask for.
+// The {{kind}}s it reconciles, their status, and their finalizers (needed to set
+// blockOwnerDeletion on the objects it creates for them).
+#[kubebuilder::rbac(
+    groups = ["{{rbac_group}}"],{{rbac_namespace}}
+    resources = ["{{plural}}"],
+    verbs = ["get", "list", "watch", "create", "update", "patch", "delete"]
+)]
+#[kubebuilder::rbac(
+    groups = ["{{rbac_group}}"],{{rbac_namespace}}
+    resources = ["{{plural}}/status"],
+    verbs = ["get", "update", "patch"]
+)]
+#[kubebuilder::rbac(
+    groups = ["{{rbac_group}}"],{{rbac_namespace}}
+    resources = ["{{plural}}/finalizers"],
+    verbs = ["update"]
+)]
+pub struct Reconciler {
+    /// The client the reconciler reads and writes the cluster with.
+    pub client: Client,
+}
+
+/// Why a reconcile failed; the object is retried with per-object back-off.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A request to the apiserver failed.
+    #[error("a request to the apiserver failed")]
+    Kube(#[from] kube::Error),
+}
+
+impl Reconciler {
+    /// A reconciler calling the apiserver through `client`.
+    pub fn new(client: Client) -> Self {
+        Self { client }
+    }
+
+    /// The reconcile function the controller runs, for each {{kind}} that changes (and for
+    /// every one when the controller starts).
+    pub async fn reconcile({{kind_snake}}: Arc<{{kind}}>, reconciler: Arc<Self>) -> Result<Action, Error> {
+        reconciler.reconcile_{{kind_snake}}(&{{kind_snake}}).await
+    }
+
+    async fn reconcile_{{kind_snake}}(&self, _{{kind_snake}}: &{{kind}}) -> Result<Action, Error> {
+        // Make the cluster match what the {{kind}} asks for here: read what exists through
+        // `self.client`, then create, change or delete what differs (with an RBAC attribute
+        // above for each kind it touches). The {{kind}} is not this project's: change it
+        // only as its owner allows (labels, annotations, conditions of your own).
+        Ok(Action::await_change())
+    }
+}
+"#;
+
+/// `controller/tests/<kind>_controller.rs`: the controller against a real control plane.
+pub const CONTROLLER_TEST_RS: &str = r#"//! The {{kind}} controller against a real control plane (`kubebuilder_envtest`, which
+//! `cargo xtask test` provides): a new {{kind}} is reconciled, as the controller's
+//! `controller_runtime_reconcile_total` metric counts. Add a test per behaviour of the
+//! reconciler.
+
+use std::time::{Duration, Instant};
+
+use {{type_path}};
+use kube::Resource as _;
+use kube::api::{Api, PostParams};
+use kubebuilder_runtime::{BindAddress, Manager, ManagerArgs};
+use serde_json::json;
+
+/// How long the controller may take to reconcile.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+#[test]
+fn the_rbac_attributes_name_where_the_type_is_served() {
+    // What the reconciler's RBAC attributes grant (group {{rbac_group}}, resource
+    // {{plural}}) must be where the type is served.
+    assert_eq!({{kind}}::api_version(&()), "{{api_version}}");
+    assert_eq!({{kind}}::kind(&()), "{{kind}}");
+    assert_eq!({{kind}}::plural(&()), "{{plural}}");
+}
+
+#[tokio::test]
+async fn a_new_{{kind_snake}}_is_reconciled() {
+    let plane = kubebuilder_envtest::shared();
+    let client = plane.client().await.unwrap();{{serve_kind}}
+    let namespace = plane.create_namespace("{{kind_lower}}").await.unwrap();
+
+    // The controller on a manager of its own, as `src/main.rs` runs it with `--namespace`
+    // set to this test's namespace.
+    let args = ManagerArgs {
+        health_probe_bind_address: BindAddress::HostPort("127.0.0.1:0".into()),
+        namespaces: vec![namespace.clone()],
+        ..ManagerArgs::default()
+    };
+    let manager = controller::{{kind_snake}}::setup_with_manager(Manager::new(client.clone(), args));
+    let metrics = manager.metrics().clone();
+    let manager = manager.start().await.unwrap();
+
+    // A new object, with the fields the apiserver needs to create one.
+    let api: Api<{{kind}}> = {{test_api}};
+    let object: {{kind}} = serde_json::from_value(json!({
+{{object}}
+    }))
+    .unwrap();
+    api.create(&PostParams::default(), &object).await.unwrap();
+
+    // Counted once the reconciler returns Ok (an error counts as `result="error"` and is
+    // retried).
+    let deadline = Instant::now() + TIMEOUT;
+    while !reconciled(&metrics.encode()) {
+        assert!(Instant::now() < deadline, "not reconciled within {TIMEOUT:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    manager.shutdown().await.unwrap();
+}
+
+/// Whether `metrics` count a reconcile of the controller that succeeded.
+fn reconciled(metrics: &str) -> bool {
+    let series = format!(
+        "controller_runtime_reconcile_total{{controller=\"{}\",result=\"success\"}} ",
+        controller::{{kind_snake}}::CONTROLLER_NAME
+    );
+    metrics
+        .lines()
+        .filter_map(|line| line.strip_prefix(&series))
+        .any(|count| count.trim().parse::<f64>().is_ok_and(|count| count > 0.0))
+}
+"#;
+
+/// [`CONTROLLER_TEST_RS`]'s `serve_kind` for another project's kind (placeholder `scope`,
+/// `Namespaced` or `Cluster`, besides the others).
+pub const SERVE_KIND_LINE: &str = "\n    serve_{{kind_snake}}s(&client).await;";
+
+/// Appended to [`CONTROLLER_TEST_RS`] for another project's kind: the stand-in CRD.
+pub const STAND_IN_CRD_RS: &str = r#"
+/// {{kind}}'s CRD comes with the project that defines {{kind}}: until this test installs
+/// that one, the apiserver serves a stand-in that keeps any fields (unless it serves
+/// {{api_version}} {{plural}} already).
+async fn serve_{{kind_snake}}s(client: &kube::Client) {
+    let served = client
+        .list_api_group_resources("{{api_version}}")
+        .await
+        .is_ok_and(|list| list.resources.iter().any(|resource| resource.name == "{{plural}}"));
+    if served {
+        return;
+    }
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1 as apiextensions;
+    let stand_in: apiextensions::CustomResourceDefinition =
+        serde_json::from_value(json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": "{{plural}}.{{rbac_group}}"},
+            "spec": {
+                "group": "{{rbac_group}}",
+                "names": {"kind": "{{kind}}", "plural": "{{plural}}"},
+                "scope": "{{scope}}",
+                "versions": [{
+                    "name": "{{version}}",
+                    "served": true,
+                    "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}},
+                    "subresources": {"status": {}},
+                }],
+            },
+        }))
+        .unwrap();
+    kubebuilder_envtest::shared()
+        .install_crds(&[stand_in])
+        .await
+        .unwrap();
+}
+"#;
+
+/// The entries of a JSON object as lines inside `json!({ ... })` at 8 spaces, each with its
+/// trailing comma, a [`NAMESPACE`](crate::scaffold::names::core_kinds::NAMESPACE) string
+/// written as the test's `namespace`.
+pub fn object_entries(fields: &serde_json::Map<String, Value>) -> String {
+    fields
+        .iter()
+        .map(|(key, value)| format!("        {key:?}: {},\n", json_text(value, 8)))
+        .collect::<String>()
+        .trim_end_matches('\n')
+        .to_owned()
+}
+
+/// How far `json!` text may reach before a value is split over lines.
+const WIDTH: usize = 96;
+
+/// `value` as `json!` text for a line indented by `indent`: on one line if it fits, else
+/// an entry per line.
+fn json_text(value: &Value, indent: usize) -> String {
+    let flat = flat_text(value);
+    if indent + flat.len() <= WIDTH {
+        return flat;
+    }
+    let inner = " ".repeat(indent + 4);
+    let close = " ".repeat(indent);
+    match value {
+        Value::Object(map) if !map.is_empty() => {
+            let entries: String = map
+                .iter()
+                .map(|(key, value)| format!("{inner}{key:?}: {},\n", json_text(value, indent + 4)))
+                .collect();
+            format!("{{\n{entries}{close}}}")
+        }
+        Value::Array(items) if !items.is_empty() => {
+            let entries: String = items
+                .iter()
+                .map(|item| format!("{inner}{},\n", json_text(item, indent + 4)))
+                .collect();
+            format!("[\n{entries}{close}]")
+        }
+        _ => flat,
+    }
+}
+
+fn flat_text(value: &Value) -> String {
+    match value {
+        Value::String(text) if text == crate::scaffold::names::core_kinds::NAMESPACE => {
+            "namespace".to_owned()
+        }
+        Value::Object(map) => {
+            let entries: Vec<String> = map
+                .iter()
+                .map(|(key, value)| format!("{key:?}: {}", flat_text(value)))
+                .collect();
+            format!("{{{}}}", entries.join(", "))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(flat_text).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::String(text) => format!("{text:?}"),
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn objects_are_written_as_json_macro_text() {
+        let fields = json!({
+            "metadata": {"name": "test"},
+            "involvedObject": {"kind": "Pod", "namespace": "$NAMESPACE"},
+            "spec": {"template": {"spec": {"containers": [{"name": "main", "image": "busybox"}], "restartPolicy": "Never"}}},
+        });
+        assert_eq!(
+            object_entries(fields.as_object().unwrap()),
+            r#"        "metadata": {"name": "test"},
+        "involvedObject": {"kind": "Pod", "namespace": namespace},
+        "spec": {
+            "template": {
+                "spec": {"containers": [{"name": "main", "image": "busybox"}], "restartPolicy": "Never"},
+            },
+        },"#
+        );
+    }
+}

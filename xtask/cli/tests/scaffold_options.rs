@@ -1,0 +1,192 @@
+//! `init`'s options as far as files go, without building anything: `--namespaced`,
+//! `--license`, `--owner`, and the files every project gets for CI and images. (Building
+//! and testing a namespaced project: `scaffold_init.rs`.)
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use clap::Parser as _;
+use kubebuilder_cli::Command;
+use kubebuilder_cli::scaffold::project::Project;
+use kubebuilder_cli::scaffold::{self, init};
+use serde_json::Value;
+
+use common::{parse, repo_root, scaffold, snapshot};
+
+/// A project made by `init <dir>/fleet --domain example.com <options>` in a temporary
+/// directory (kept alive by the handle).
+fn init_with(options: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("fleet");
+    let line = format!(
+        "init {} --domain example.com --local {} {options}",
+        root.display(),
+        repo_root().display()
+    );
+    let Command::Scaffold(scaffold::Command::Init(args)) = parse(&line) else {
+        panic!("{line} is not init");
+    };
+    init::plan(&args).unwrap().apply().unwrap();
+    (dir, root)
+}
+
+fn read(root: &Path, path: &str) -> String {
+    fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// Every Rust file of the project, with its text.
+fn rust_files(root: &Path) -> Vec<(PathBuf, String)> {
+    snapshot(root)
+        .into_iter()
+        .filter(|(path, _)| path.extension().is_some_and(|e| e == "rs"))
+        .map(|(path, bytes)| (path, String::from_utf8(bytes).unwrap()))
+        .collect()
+}
+
+fn this_year() -> i16 {
+    jiff::Zoned::now().year()
+}
+
+#[test]
+fn by_default_each_rust_file_has_an_apache_header_for_the_projects_authors() {
+    let (_dir, root) = init_with("");
+    let header = format!(
+        "// Copyright {} The fleet Authors.\n// SPDX-License-Identifier: Apache-2.0\n\n",
+        this_year()
+    );
+    assert_eq!(read(&root, init::BOILERPLATE), header);
+    for (path, text) in rust_files(&root) {
+        assert!(
+            text.starts_with(&header),
+            "{} has no header",
+            path.display()
+        );
+    }
+    assert!(read(&root, "Cargo.toml").contains("\nlicense = \"Apache-2.0\"\n"));
+
+    // `create` puts the header on the files it makes, and not twice on those it edits.
+    scaffold(&root, "create api --group ship --version v1 --kind Frigate");
+    for (path, text) in rust_files(&root) {
+        assert!(
+            text.starts_with(&header),
+            "{} has no header",
+            path.display()
+        );
+        assert_eq!(text.matches("SPDX").count(), 1, "{}", path.display());
+    }
+}
+
+#[test]
+fn owner_names_the_copyright_holder_and_an_edited_boilerplate_is_what_create_uses() {
+    let (_dir, root) = init_with("--owner Acme");
+    let header = read(&root, init::BOILERPLATE);
+    assert!(
+        header.starts_with(&format!("// Copyright {} Acme.\n", this_year())),
+        "{header}"
+    );
+    fs::write(root.join(init::BOILERPLATE), "// Acme proprietary.\n\n").unwrap();
+    scaffold(&root, "create api --group ship --version v1 --kind Frigate");
+    let types = read(&root, "api/src/v1/frigate_types.rs");
+    assert!(types.starts_with("// Acme proprietary.\n\n//!"), "{types}");
+}
+
+#[test]
+fn license_none_writes_no_header_and_no_license_field() {
+    let (_dir, root) = init_with("--license none");
+    assert!(!root.join(init::BOILERPLATE).exists());
+    for (path, text) in rust_files(&root) {
+        assert!(!text.contains("Copyright"), "{}", path.display());
+    }
+    for manifest in [
+        "Cargo.toml",
+        "api/Cargo.toml",
+        "controller/Cargo.toml",
+        "xtask/Cargo.toml",
+    ] {
+        assert!(!read(&root, manifest).contains("license"), "{manifest}");
+    }
+}
+
+#[test]
+fn a_bad_license_is_refused_by_the_command_line() {
+    let error = kubebuilder_cli::Cli::try_parse_from(
+        "xtask init x --domain example.com --license mit".split(' '),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(
+        error.contains("invalid value 'mit' for '--license <LICENSE>'"),
+        "{error}"
+    );
+}
+
+#[test]
+fn namespaced_grants_and_watches_the_managers_namespace_only() {
+    let (_dir, root) = init_with("--namespaced");
+    assert!(Project::parse(&read(&root, "PROJECT")).unwrap().namespaced);
+    let binding = read(&root, "config/rbac/role_binding.yaml");
+    assert!(binding.contains("kind: RoleBinding\n"), "{binding}");
+    assert!(
+        binding.contains("  kind: Role\n  name: manager-role\n"),
+        "{binding}"
+    );
+    let manager = read(&root, "config/manager/manager.yaml");
+    for line in [
+        "        - name: WATCH_NAMESPACE\n",
+        "              fieldPath: metadata.namespace\n",
+        "        - --namespace=$(WATCH_NAMESPACE)\n",
+    ] {
+        assert!(manager.contains(line), "{line} missing from:\n{manager}");
+    }
+
+    // The reconciler's rules are scoped to that namespace, so `manifests` makes a Role.
+    scaffold(&root, "create api --group ship --version v1 --kind Frigate");
+    let reconciler = read(&root, "controller/src/frigate/reconciler.rs");
+    assert_eq!(
+        reconciler.matches("namespace = \"fleet-system\",").count(),
+        3,
+        "{reconciler}"
+    );
+    // A cluster-scoped kind can only be granted by a ClusterRole.
+    scaffold(
+        &root,
+        "create api --group ship --version v1 --kind Armada --namespaced=false",
+    );
+    let reconciler = read(&root, "controller/src/armada/reconciler.rs");
+    assert!(!reconciler.contains("namespace = "), "{reconciler}");
+}
+
+#[test]
+fn every_project_gets_a_dockerfile_and_ci_workflows_running_its_tests() {
+    let (_dir, root) = init_with("");
+    assert_eq!(read(&root, "Dockerfile"), read(&repo_root(), "Dockerfile"));
+    for (workflow, command) in [
+        (".github/workflows/test.yml", "cargo xtask test"),
+        (".github/workflows/test-e2e.yml", "xtask test-e2e"),
+    ] {
+        let parsed: Value = serde_saphyr::from_str(&read(&root, workflow)).unwrap();
+        let steps = parsed["jobs"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|job| job["steps"].as_array().unwrap().clone())
+            .collect::<Vec<_>>();
+        let runs: Vec<&str> = steps
+            .iter()
+            .filter_map(|step| step["run"].as_str())
+            .collect();
+        assert!(
+            runs.iter().any(|run| run.contains(command)),
+            "{workflow} does not run {command}: {runs:?}"
+        );
+        assert!(
+            steps
+                .iter()
+                .any(|step| step["with"]["go-version"].as_str() == Some("1.26")),
+            "{workflow} installs no Go 1.26"
+        );
+    }
+}
