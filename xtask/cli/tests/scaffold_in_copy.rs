@@ -163,6 +163,13 @@ fn a_scaffolded_kind_is_reconciled_and_its_webhooks_are_called_by_the_apiserver(
     let copy = &scratch_dir("copy");
     copy_repo(copy);
     set_version(copy, "0.1.0-scaffold-copy");
+    // The framework crates require each other by version: the copy's.
+    let manifest = copy.join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest).unwrap().replace(
+        "{ version = \"0.1.0\", path = ",
+        "{ version = \"0.1.0-scaffold-copy\", path = ",
+    );
+    std::fs::write(&manifest, text).unwrap();
     // The copy's own crates, built once (and its Cargo.lock updated to its version).
     cargo_ok(copy, &["build", "--package", "xtask"]);
 

@@ -66,8 +66,13 @@ fn by_default_each_rust_file_has_an_apache_header_for_the_projects_authors() {
     }
     assert!(read(&root, "Cargo.toml").contains("\nlicense = \"Apache-2.0\"\n"));
 
-    // `create` puts the header on the files it makes, and not twice on those it edits.
+    // `create` puts the header on the files it makes or replaces (`--force`), and not
+    // twice on those it edits.
     scaffold(&root, "create api --group ship --version v1 --kind Frigate");
+    scaffold(
+        &root,
+        "create api --group ship --version v1 --kind Frigate --force",
+    );
     for (path, text) in rust_files(&root) {
         assert!(
             text.starts_with(&header),
@@ -76,6 +81,12 @@ fn by_default_each_rust_file_has_an_apache_header_for_the_projects_authors() {
         );
         assert_eq!(text.matches("SPDX").count(), 1, "{}", path.display());
     }
+    // A file whose header was removed does not get it back when `create` edits it.
+    let lib = root.join("controller/src/lib.rs");
+    let without = fs::read_to_string(&lib).unwrap().replacen(&header, "", 1);
+    fs::write(&lib, &without).unwrap();
+    scaffold(&root, "create api --group ship --version v1 --kind Armada");
+    assert!(!read(&root, "controller/src/lib.rs").contains("SPDX"));
 }
 
 #[test]

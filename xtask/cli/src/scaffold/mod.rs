@@ -118,7 +118,7 @@ pub fn plan_create(root: &Path, command: &CreateCommand) -> Result<Plan> {
 /// plan creates.
 fn prepend_boilerplate(plan: &mut Plan) -> Result<()> {
     if let Some(header) = plan.read(init::BOILERPLATE)? {
-        plan.prepend_to_new_rust_files(&header);
+        plan.prepend_header_to_rust_files(&header);
     }
     Ok(())
 }

@@ -78,12 +78,17 @@ impl Plan {
         Ok(())
     }
 
-    /// Puts `header` at the top of each planned Rust file that does not exist yet and does
-    /// not start with it.
-    pub fn prepend_to_new_rust_files(&mut self, header: &str) {
+    /// Puts `header` at the top of each planned Rust file that lacks it and is new, or
+    /// replaces a file that had it (`--force`). A file edited in place keeps what it had:
+    /// one whose header was removed does not get it back.
+    pub fn prepend_header_to_rust_files(&mut self, header: &str) {
         for (path, content) in &mut self.files {
             let is_rust = path.extension().is_some_and(|extension| extension == "rs");
-            if is_rust && !self.root.join(path).exists() && !content.starts_with(header) {
+            let had_header = match fs::read_to_string(self.root.join(path)) {
+                Ok(old) => old.starts_with(header),
+                Err(_) => true,
+            };
+            if is_rust && had_header && !content.starts_with(header) {
                 content.insert_str(0, header);
             }
         }
