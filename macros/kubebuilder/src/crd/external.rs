@@ -8,7 +8,7 @@
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube_core::CustomResourceExt;
 
-use super::{Error, Options};
+use super::{Error, Options, check_versions};
 use crate::schema;
 
 /// One registered kube-derive type: a version (or several) of a kind, as its `crd()` gives it.
@@ -104,35 +104,12 @@ pub(super) fn merge(
     }
     // As ours: versions in a plain string order (v1 < v1alpha1 < v2).
     crd.spec.versions.sort_by(|a, b| a.name.cmp(&b.name));
-    let storage: Vec<&str> = crd
-        .spec
-        .versions
-        .iter()
-        .filter(|v| v.storage)
-        .map(|v| v.name.as_str())
-        .collect();
-    match storage.len() {
-        0 => {
-            return Err(Error(format!(
-                "CRD for {group_kind} has no storage version"
-            )));
-        }
-        1 => {}
-        _ => {
-            return Err(Error(format!(
-                "CRD for {group_kind} has more than one storage version: {} (kube-derive \
-                 stores every version unless told: mark all but one `#[kube(storage = false)]`)",
-                storage.join(", ")
-            )));
-        }
-    }
-    if !crd.spec.versions.iter().any(|v| v.served) {
-        let all: Vec<&str> = crd.spec.versions.iter().map(|v| v.name.as_str()).collect();
-        return Err(Error(format!(
-            "CRD for {group_kind} with version(s) {} does not serve any version",
-            all.join(", ")
-        )));
-    }
+    check_versions(
+        group_kind,
+        &crd.spec.versions,
+        " (kube-derive stores every version unless told: mark all but one \
+         `#[kube(storage = false)]`)",
+    )?;
     if let Some(max_len) = options.max_desc_len {
         for version in &mut crd.spec.versions {
             let schema = version

@@ -314,32 +314,7 @@ pub fn merge(
     if let [only] = definitions.as_mut_slice() {
         only.storage = true;
     }
-    let storage: Vec<&str> = definitions
-        .iter()
-        .filter(|d| d.storage)
-        .map(|d| d.name.as_str())
-        .collect();
-    match storage.len() {
-        0 => {
-            return Err(Error(format!(
-                "CRD for {group_kind} has no storage version"
-            )));
-        }
-        1 => {}
-        _ => {
-            return Err(Error(format!(
-                "CRD for {group_kind} has more than one storage version: {}",
-                storage.join(", ")
-            )));
-        }
-    }
-    if !definitions.iter().any(|d| d.served) {
-        let all: Vec<&str> = definitions.iter().map(|d| d.name.as_str()).collect();
-        return Err(Error(format!(
-            "CRD for {group_kind} with version(s) {} does not serve any version",
-            all.join(", ")
-        )));
-    }
+    check_versions(&group_kind, &definitions, "")?;
 
     let mut crd = assemble(first, definitions);
     if kept.iter().any(|v| v.hub.is_some()) {
@@ -622,6 +597,44 @@ pub const fn check_hub(hub: &Version, group: &str, kind: &str) -> Option<Message
 
 /// The shape of `apiVersion` and `kind`.
 pub const STRING_FIELD: Shape = STRING;
+
+/// Fails unless exactly one of a kind's CRD `versions` is stored and one is served; `hint`
+/// ends the error for more than one stored (how to pick one where the versions come from).
+fn check_versions(
+    group_kind: &str,
+    versions: &[CustomResourceDefinitionVersion],
+    hint: &str,
+) -> Result<(), Error> {
+    let names = |keep: fn(&CustomResourceDefinitionVersion) -> bool| -> Vec<&str> {
+        versions
+            .iter()
+            .filter(|v| keep(v))
+            .map(|v| v.name.as_str())
+            .collect()
+    };
+    let storage = names(|v| v.storage);
+    match storage.len() {
+        0 => {
+            return Err(Error(format!(
+                "CRD for {group_kind} has no storage version"
+            )));
+        }
+        1 => {}
+        _ => {
+            return Err(Error(format!(
+                "CRD for {group_kind} has more than one storage version: {}{hint}",
+                storage.join(", ")
+            )));
+        }
+    }
+    if names(|v| v.served).is_empty() {
+        return Err(Error(format!(
+            "CRD for {group_kind} with version(s) {} does not serve any version",
+            names(|_| true).join(", ")
+        )));
+    }
+    Ok(())
+}
 
 #[cfg(test)]
 mod tests;
