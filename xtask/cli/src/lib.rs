@@ -80,7 +80,7 @@ pub enum Command {
     /// Run the manager locally against the current kubeconfig's cluster, or a local
     /// control plane when none is configured (CRDs installed, samples applied).
     Run(run::Args),
-    /// kubebuilder's CLI (`init`, `create`, `version`), as `cargo kubebuilder` has it.
+    /// kubebuilder's CLI (`init`, `create`, `edit`, `version`), as `cargo kubebuilder` has it.
     #[command(flatten)]
     Scaffold(scaffold::Command),
 }

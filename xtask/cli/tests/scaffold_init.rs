@@ -148,7 +148,8 @@ fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
 
 #[test]
 #[ignore = "slow (builds a new workspace): `cargo xtask test` runs it in its last step"]
-fn a_namespaced_project_without_license_passes_its_own_tests_and_deploys_as_kustomize_renders() {
+fn a_namespaced_multigroup_project_without_license_passes_its_own_tests_and_deploys_as_kustomize_renders()
+ {
     let scratch = scratch_dir("init-namespaced");
     let path = install_cargo_kubebuilder(&scratch.join("cargo-root"));
     let repo = repo_root();
@@ -183,7 +184,37 @@ fn a_namespaced_project_without_license_passes_its_own_tests_and_deploys_as_kust
             "Frigate",
         ],
     );
-    cargo_ok(&root, &["xtask", "test"]);
+    // The same kind in another group, in the multigroup layout (the first Frigate stays
+    // flat), with webhooks; the CLI regenerates the manifests each time.
+    cargo_kubebuilder(&root, &path, &["edit", "--multigroup"]);
+    for line in [
+        "create api --group sea --version v1 --kind Frigate",
+        "create webhook --group sea --version v1 --kind Frigate --defaulting --programmatic-validation",
+    ] {
+        cargo_kubebuilder(&root, &path, &line.split_whitespace().collect::<Vec<_>>());
+    }
+    let tests = cargo_ok(&root, &["xtask", "test"]);
+    for test in [
+        "frigate_controller",
+        "sea_frigate_controller",
+        "sea_frigate_webhook",
+    ] {
+        assert!(
+            tests.contains(&format!("tests/{test}.rs")),
+            "{test} did not run:\n{tests}"
+        );
+    }
+    let crds: BTreeSet<String> = std::fs::read_dir(root.join("config/crd/bases"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        crds,
+        BTreeSet::from([
+            "sea.fleet.example.com_frigates.yaml".to_owned(),
+            "ship.fleet.example.com_frigates.yaml".to_owned(),
+        ])
+    );
 
     cargo_ok(&root, &["xtask", "build-installer"]);
     let ours = objects(&std::fs::read_to_string(root.join("dist/install.yaml")).unwrap());

@@ -11,12 +11,16 @@ use anyhow::{Context as _, Result, bail};
 use clap::ArgAction;
 use serde_json::{Map, Value, json};
 
+use super::layout::{self, KindLayout};
 use super::names::{self, Kind, core_kinds};
 use super::plan::Plan;
 use super::project::{self, Api, Project, Resource};
 use super::templates::{self, Values, external, kind as template};
 use super::versions;
-use super::{KindArgs, insert_rendered, kind_values, read_project_for, render_into};
+use super::{
+    KindArgs, declare_controller_module, declare_version_module, insert_rendered, kind_values,
+    read_project_for, render_into,
+};
 use crate::manifests;
 
 /// The options of `cargo xtask create api` (kubebuilder's `create api`).
@@ -135,18 +139,19 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
         );
     }
 
-    let mut values = kind_values(&kind, &project);
+    let layout = layout_of(&plan, &project, &kind, args.resource)?;
+    let mut values = kind_values(&kind, &project, &layout);
     if args.resource && !other_versions.is_empty() {
-        let hub = versions::storage_version(&mut plan, &kind.kind, &other_versions)?;
+        let hub = versions::storage_version(&mut plan, &layout, &kind.kind, &other_versions)?;
         values = values.with("hub", hub.as_str());
         let unserved = templates::render(template::UNSERVED_VERSION_ARGS, &values);
         values = values.with("version_args", unserved);
     }
     if args.resource {
-        plan_types(&mut plan, &kind, &values, args.force)?;
+        plan_types(&mut plan, &kind, &layout, &values, args.force)?;
     }
     if wants_controller {
-        plan_controller(&mut plan, &kind, &values, args.force)?;
+        plan_controller(&mut plan, &kind, &layout, &values, args.force)?;
     }
 
     let resource = project.resource_mut(&kind.group, &kind.version, &kind.kind);
@@ -155,7 +160,7 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
             crd_version: "v1".to_owned(),
             namespaced: kind.namespaced,
         });
-        resource.path = Some(format!("api::{}", kind.version));
+        resource.path = Some(layout.api_path(&kind.version));
         resource.plural = (kind.plural != names::plural(&kind.kind)).then(|| kind.plural.clone());
     }
     resource.controller |= wants_controller;
@@ -164,9 +169,50 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
     Ok(plan)
 }
 
+/// Where `kind`'s files go (see [`layout`]), once its group may have them there: a new kind
+/// (`new_types`) of a project that is not multigroup may not take the name of another
+/// group's kind, whose files would be the same.
+fn layout_of(plan: &Plan, project: &Project, kind: &Kind, new_types: bool) -> Result<KindLayout> {
+    let layout = layout::kind_layout(project, &kind.group, &kind.kind);
+    let is_new = project
+        .versions_of(&kind.group, &kind.kind)
+        .all(|resource| resource.api.is_none());
+    if layout.group_module().is_none() && new_types && is_new {
+        let same_kind_elsewhere = project.resources.iter().find(|resource| {
+            resource.api.is_some()
+                && resource.domain == project.domain
+                && resource.group != kind.group
+                && resource.kind == kind.kind
+                && layout::kind_layout(project, &resource.group, &resource.kind) == layout
+        });
+        if let Some(other) = same_kind_elsewhere {
+            bail!(
+                "{} exists already in group {}.{} (see PROJECT), and in this project's \
+                 layout the kinds of all groups share api/src/<version>/ and \
+                 controller/src/<kind>/: switch to the multigroup layout first with \
+                 `cargo xtask edit --multigroup` (new kinds then go under their group), \
+                 then create {} in {} again",
+                kind.kind,
+                other.group,
+                other.domain,
+                kind.kind,
+                kind.full_group()
+            );
+        }
+    }
+    layout::validate_group_module(plan, project, &kind.group, &layout)?;
+    Ok(layout)
+}
+
 /// The types file, its version module, and the sample.
-fn plan_types(plan: &mut Plan, kind: &Kind, values: &templates::Values, force: bool) -> Result<()> {
-    let version_dir = format!("api/src/{}", kind.version);
+fn plan_types(
+    plan: &mut Plan,
+    kind: &Kind,
+    layout: &KindLayout,
+    values: &templates::Values,
+    force: bool,
+) -> Result<()> {
+    let version_dir = layout.api_dir(&kind.version);
     plan.create(
         &format!("{version_dir}/{}_types.rs", kind.snake()),
         templates::render(template::TYPES_RS, values),
@@ -176,13 +222,7 @@ fn plan_types(plan: &mut Plan, kind: &Kind, values: &templates::Values, force: b
     if !plan.exists(&version_module) {
         render_into(plan, &version_module, template::VERSION_MOD_RS, values);
     }
-    insert_rendered(
-        plan,
-        "api/src/lib.rs",
-        template::VERSIONS_MARKER,
-        template::VERSION_MODULE_LINE,
-        values,
-    )?;
+    declare_version_module(plan, layout, values)?;
     for line in [template::KIND_TYPES_MODULE_LINE, template::KIND_EXPORT_LINE] {
         insert_rendered(plan, &version_module, template::KINDS_MARKER, line, values)?;
     }
@@ -205,17 +245,21 @@ fn plan_types(plan: &mut Plan, kind: &Kind, values: &templates::Values, force: b
 fn plan_controller(
     plan: &mut Plan,
     kind: &Kind,
+    layout: &KindLayout,
     values: &templates::Values,
     force: bool,
 ) -> Result<()> {
-    let dir = format!("controller/src/{}", kind.snake());
+    let dir = layout.controller_dir(&kind.snake());
     plan.create(
         &format!("{dir}/reconciler.rs"),
         templates::render(template::RECONCILER_RS, values),
         force,
     )?;
     plan.create(
-        &format!("controller/tests/{}_controller.rs", kind.snake()),
+        &format!(
+            "controller/tests/{}_controller.rs",
+            layout.test_stem(&kind.snake())
+        ),
         templates::render(template::CONTROLLER_TEST_RS, values),
         force,
     )?;
@@ -226,13 +270,7 @@ fn plan_controller(
     for submodule in previous.lines().filter(|line| line.starts_with("pub mod ")) {
         plan.insert_at_marker(&module, template::SUBMODULES_MARKER, submodule)?;
     }
-    insert_rendered(
-        plan,
-        "controller/src/lib.rs",
-        template::MODULES_MARKER,
-        template::KIND_MODULE_LINE,
-        values,
-    )?;
+    declare_controller_module(plan, layout, values)?;
     insert_rendered(
         plan,
         "controller/src/main.rs",
@@ -572,6 +610,8 @@ fn foreign_values(foreign: &Foreign, project: &Project) -> Values {
     let values = Values::default()
         .with("kind", kind)
         .with("kind_snake", names::snake_case(kind))
+        // Another project's or Kubernetes' kinds are in the flat layout.
+        .with("controller_module", names::snake_case(kind))
         .with("kind_lower", kind.to_lowercase())
         .with("plural", foreign.plural.as_str())
         .with("version", foreign.version.as_str())

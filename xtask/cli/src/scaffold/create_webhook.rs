@@ -7,12 +7,16 @@ use std::path::Path;
 
 use anyhow::{Result, bail};
 
+use super::layout::{self, KindLayout};
 use super::names::Kind;
 use super::plan::Plan;
 use super::project::{self, Project, Webhooks};
 use super::templates::{self, Values, kind as template};
 use super::versions;
-use super::{KindArgs, insert_rendered, kind_values, read_project_for, render_into};
+use super::{
+    KindArgs, declare_controller_module, insert_rendered, kind_values, read_project_for,
+    render_into,
+};
 
 /// The options of `cargo xtask create webhook` (kubebuilder's `create webhook`).
 #[derive(clap::Args, Clone, Debug)]
@@ -90,12 +94,21 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
         webhook_version: "v1".to_owned(),
         ..Webhooks::default()
     });
-    let values = kind_values(&kind, &project);
+    // Where PROJECT's `path` of the kind's types says it is: kinds made before `edit
+    // --multigroup` stay flat.
+    let layout = layout::kind_layout(&project, &kind.group, &kind.kind);
+    let values = kind_values(&kind, &project, &layout);
+    let target = Target {
+        project: &project,
+        kind: &kind,
+        layout: &layout,
+        values: &values,
+    };
     if args.defaulting || args.programmatic_validation {
-        plan_admission(&mut plan, &project, &kind, args, &mut webhooks, &values)?;
+        plan_admission(&mut plan, &target, args, &mut webhooks)?;
     }
     if args.conversion {
-        plan_conversion(&mut plan, &project, &kind, args, &mut webhooks, &values)?;
+        plan_conversion(&mut plan, &target, args, &mut webhooks)?;
     }
 
     project
@@ -106,15 +119,28 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
     Ok(plan)
 }
 
+/// The kind the webhooks are for, and where its files are.
+struct Target<'a> {
+    project: &'a Project,
+    kind: &'a Kind,
+    layout: &'a KindLayout,
+    /// [`kind_values`] of the kind.
+    values: &'a Values,
+}
+
 /// The defaulting and validating webhooks: the kind's webhook module and its registration.
 fn plan_admission(
     plan: &mut Plan,
-    project: &Project,
-    kind: &Kind,
+    target: &Target<'_>,
     args: &Args,
     webhooks: &mut Webhooks,
-    values: &Values,
 ) -> Result<()> {
+    let Target {
+        project,
+        kind,
+        layout,
+        values,
+    } = *target;
     for (requested, exists, what) in [
         (args.defaulting, webhooks.defaulting, "defaulting"),
         (
@@ -139,14 +165,17 @@ fn plan_admission(
     let module_name = webhook_module(project, kind);
     let values =
         webhook_values(values.clone(), webhooks).with("webhook_module", module_name.as_str());
-    let dir = format!("controller/src/{}", kind.snake());
+    let dir = layout.controller_dir(&kind.snake());
     plan.create(
         &format!("{dir}/{module_name}.rs"),
         webhook_module_text(&values, webhooks),
         args.force,
     )?;
     plan.create(
-        &format!("controller/tests/{}_{module_name}.rs", kind.snake()),
+        &format!(
+            "controller/tests/{}_{module_name}.rs",
+            layout.test_stem(&kind.snake())
+        ),
         webhook_test_text(&values, webhooks, kind),
         args.force,
     )?;
@@ -154,13 +183,7 @@ fn plan_admission(
     if !plan.exists(&module) {
         // A kind without a controller: the module holds the webhooks alone.
         render_into(plan, &module, template::WEBHOOK_ONLY_MOD_RS, &values);
-        insert_rendered(
-            plan,
-            "controller/src/lib.rs",
-            template::MODULES_MARKER,
-            template::KIND_MODULE_LINE,
-            &values,
-        )?;
+        declare_controller_module(plan, layout, &values)?;
     }
     insert_rendered(
         plan,
@@ -200,19 +223,23 @@ fn webhook_module(project: &Project, kind: &Kind) -> String {
 /// injection into the CRD.
 fn plan_conversion(
     plan: &mut Plan,
-    project: &Project,
-    kind: &Kind,
+    target: &Target<'_>,
     args: &Args,
     webhooks: &mut Webhooks,
-    values: &Values,
 ) -> Result<()> {
+    let Target {
+        project,
+        kind,
+        layout,
+        values,
+    } = *target;
     let hub = &kind.version;
     let versions: Vec<String> = project
         .versions_of(&kind.group, &kind.kind)
         .filter(|r| r.api.is_some())
         .map(|r| r.version.clone())
         .collect();
-    let storage = versions::storage_version(plan, &kind.kind, &versions)?;
+    let storage = versions::storage_version(plan, layout, &kind.kind, &versions)?;
     if storage != *hub {
         bail!(
             "the hub of a conversion is the storage version: {storage} for {}; run \
@@ -237,24 +264,28 @@ fn plan_conversion(
             );
         }
     }
-    let values = values.clone().with("hub", hub.as_str());
+    let values = values
+        .clone()
+        .with("hub", hub.as_str())
+        .with("hub_module", layout.api_module(hub));
     for spoke in &args.spokes {
         let values = values.clone().with("version", spoke.as_str());
+        let spoke_dir = layout.api_dir(spoke);
         plan.create(
-            &format!("api/src/{spoke}/{}_conversion.rs", kind.snake()),
+            &format!("{spoke_dir}/{}_conversion.rs", kind.snake()),
             templates::render(template::CONVERSION_RS, &values),
             args.force,
         )?;
         if !webhooks.spoke.contains(spoke) {
             insert_rendered(
                 plan,
-                &format!("api/src/{spoke}/mod.rs"),
+                &format!("{spoke_dir}/mod.rs"),
                 template::KINDS_MARKER,
                 template::CONVERSION_MODULE_LINE,
                 &values,
             )?;
             let hub_argument = templates::render(template::HUB_ARG, &values);
-            let types = versions::types_path(plan, spoke, &kind.kind)?;
+            let types = versions::types_path(plan, layout, spoke, &kind.kind)?;
             versions::make_spoke(plan, &types, spoke, hub_argument.trim_start_matches('\n'))?;
             webhooks.spoke.push(spoke.clone());
         }

@@ -361,6 +361,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
+    use crate::scaffold::layout::KindLayout;
     use crate::scaffold::names::Kind;
     use crate::scaffold::templates::kind::{CONTROLLERS_MARKER, WEBHOOKS_MARKER};
 
@@ -467,7 +468,7 @@ mod tests {
         let mut plan = crate::scaffold::plan::Plan::new(Path::new("/nonexistent"));
         plan.write(path, text);
         for kind in converting {
-            let values = crate::scaffold::kind_values(kind, project);
+            let values = crate::scaffold::kind_values(kind, project, &KindLayout::flat());
             for (marker, line) in [
                 (
                     template::CRD_CA_INJECTION_NAMESPACE_MARKER,

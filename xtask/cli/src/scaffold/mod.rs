@@ -1,4 +1,4 @@
-//! `init`, `create api`, `create webhook` and `version`: what kubebuilder's CLI does, for
+//! `init`, `create api`, `create webhook`, `edit` and `version`: what kubebuilder's CLI does, for
 //! Rust projects. They are the commands of `cargo kubebuilder`, and every project's `cargo
 //! xtask` has them too.
 //!
@@ -11,7 +11,9 @@
 
 pub mod create_api;
 pub mod create_webhook;
+pub mod edit;
 pub mod init;
+pub mod layout;
 pub mod names;
 pub mod plan;
 pub mod project;
@@ -38,16 +40,19 @@ pub enum Command {
         #[command(subcommand)]
         command: CreateCommand,
     },
+    /// Change the project's layout (kubebuilder's `edit`).
+    Edit(edit::Args),
     /// Print the versions of the kubebuilder crates and of the tools they match.
     Version,
 }
 
-/// Runs a scaffolding command; `create` in the workspace found by
+/// Runs a scaffolding command; `create` and `edit` in the workspace found by
 /// [`workspace_root`](crate::workspace_root).
 pub fn run(command: &Command) -> Result<()> {
     match command {
         Command::Init(args) => init::run(args),
         Command::Create { command } => create(command),
+        Command::Edit(args) => edit::run_in(&crate::workspace_root(), args),
         Command::Version => {
             print!("{}", version());
             Ok(())
@@ -71,10 +76,11 @@ pub fn version() -> String {
 pub enum CreateCommand {
     /// A kind: its types (`api/src/<version>/<kind>_types.rs`), its reconciler
     /// (`controller/src/<kind>/`), its registration in the manager and a sample; then
-    /// `manifests`.
+    /// `manifests`. In a multigroup project (`edit --multigroup`), under the group:
+    /// `api/src/<group>/<version>/`, `controller/src/<group>/<kind>/`.
     Api(create_api::Args),
-    /// Admission webhooks of a kind (`controller/src/<kind>/webhook.rs`), registered in the
-    /// manager; then `manifests`.
+    /// Admission webhooks of a kind (`controller/src/<kind>/webhook.rs`, beside the kind's
+    /// controller), registered in the manager; then `manifests`.
     Webhook(create_webhook::Args),
 }
 
@@ -181,8 +187,77 @@ fn insert_rendered(
     plan.insert_at_marker(path, marker, &templates::render(template, values))
 }
 
-/// The placeholders of the kind templates that do not depend on the webhooks.
-fn kind_values(kind: &names::Kind, project: &Project) -> Values {
+/// Declares `version`'s types module (placeholder `version`) where `layout` has it:
+/// `api/src/lib.rs`, or the group's `api/src/<group>/mod.rs`, made and declared if new.
+fn declare_version_module(
+    plan: &mut Plan,
+    layout: &layout::KindLayout,
+    values: &Values,
+) -> Result<()> {
+    use self::templates::kind as template;
+    declare_module(
+        plan,
+        layout,
+        ("api/src/lib.rs", &layout.api_parent_module_file()),
+        template::GROUP_API_MOD_RS,
+        template::VERSIONS_MARKER,
+        template::VERSION_MODULE_LINE,
+        values,
+    )
+}
+
+/// Declares the kind's controller module where `layout` has it: `controller/src/lib.rs`, or
+/// the group's `controller/src/<group>/mod.rs`, made and declared if new.
+fn declare_controller_module(
+    plan: &mut Plan,
+    layout: &layout::KindLayout,
+    values: &Values,
+) -> Result<()> {
+    use self::templates::kind as template;
+    declare_module(
+        plan,
+        layout,
+        (
+            "controller/src/lib.rs",
+            &layout.controller_parent_module_file(),
+        ),
+        template::GROUP_CONTROLLER_MOD_RS,
+        template::MODULES_MARKER,
+        template::KIND_MODULE_LINE,
+        values,
+    )
+}
+
+/// Plans `line` at `marker` in `parent` (the crate root, or in the multigroup layout the
+/// group's module, which is made from `group_template` and declared in the crate root if
+/// it is new: both have the same marker).
+fn declare_module(
+    plan: &mut Plan,
+    layout: &layout::KindLayout,
+    (crate_root, parent): (&str, &str),
+    group_template: &str,
+    marker: &str,
+    line: &str,
+    values: &Values,
+) -> Result<()> {
+    if layout.group_module().is_some() {
+        if !plan.exists(parent) {
+            render_into(plan, parent, group_template, values);
+        }
+        insert_rendered(
+            plan,
+            crate_root,
+            marker,
+            templates::kind::GROUP_MODULE_LINE,
+            values,
+        )?;
+    }
+    insert_rendered(plan, parent, marker, line, values)
+}
+
+/// The placeholders of the kind templates that do not depend on the webhooks, for the
+/// kind's files in `layout`.
+fn kind_values(kind: &names::Kind, project: &Project, layout: &layout::KindLayout) -> Values {
     let snake = kind.snake();
     // A namespaced project's reconciler is granted its kind in the manager's namespace
     // only (a Role); a cluster-scoped kind can only be granted by a ClusterRole.
@@ -244,4 +319,14 @@ fn kind_values(kind: &names::Kind, project: &Project) -> Values {
         .with("validating_path", kind.webhook_path(false))
         .with("version_args", "")
         .with("webhook_module", "webhook")
+        .with("api_module", layout.api_path(&kind.version))
+        .with("types_dir", layout.api_dir(&kind.version))
+        .with("controller_module", layout.controller_module(&snake))
+        .with("group_module", layout.group_module().unwrap_or_default())
+        // Unique among the project's kinds: the manager refuses two controllers of one name,
+        // the apiserver two webhooks of one name in a configuration.
+        .with(
+            "unique_name",
+            layout.unique_name(&kind.group, &kind.lower()),
+        )
 }

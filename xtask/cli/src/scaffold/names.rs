@@ -173,7 +173,7 @@ const TAKEN_TYPE_NAMES: &[&str] = &[
     "Webhooks",
 ];
 /// ...and the modules and locals the kind's own module or variable would clash with.
-const TAKEN_SNAKE_NAMES: &[&str] = &[
+pub(crate) const TAKEN_SNAKE_NAMES: &[&str] = &[
     "admission",
     "api",
     "changed",
@@ -186,7 +186,7 @@ const TAKEN_SNAKE_NAMES: &[&str] = &[
 ];
 
 /// Rust's keywords (strict, reserved and edition-2024 ones): no module may be named so.
-const RUST_KEYWORDS: &[&str] = &[
+pub(crate) const RUST_KEYWORDS: &[&str] = &[
     "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "crate",
     "do", "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl",
     "in", "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",

@@ -32,6 +32,12 @@ pub struct Project {
     /// The plugins that scaffolded the project: [`LAYOUT`] alone (kubebuilder:
     /// `go.kubebuilder.io/v4`).
     pub layout: Vec<String>,
+    /// Whether new kinds go under their group (`edit --multigroup`, kubebuilder's
+    /// multi-group layout): `api/src/<group>/<version>/` and `controller/src/<group>/<kind>/`,
+    /// so that the same kind may exist in several groups. Kinds created before keep their
+    /// place (each version's `path` says where it is).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub multigroup: bool,
     /// Whether the manager watches and is granted only its own namespace (`init
     /// --namespaced`): its RBAC is a Role, and `create api` scopes the reconciler's rules
     /// to that namespace.
@@ -72,7 +78,8 @@ pub struct Resource {
     pub group: String,
     /// The kind, in PascalCase (`CronJob`).
     pub kind: String,
-    /// The Rust module of the API types (`api::v1`, `k8s_openapi::api::apps::v1`).
+    /// The Rust module of the API types (`api::v1`, `api::ship::v1` in the multigroup
+    /// layout, `k8s_openapi::api::apps::v1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// Set only when `--plural` overrode the default.
@@ -121,6 +128,7 @@ impl Project {
         Self {
             domain: domain.to_owned(),
             layout: vec![LAYOUT.to_owned()],
+            multigroup: false,
             namespaced: false,
             project_name: project_name.to_owned(),
             resources: Vec::new(),

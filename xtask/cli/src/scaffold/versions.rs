@@ -10,12 +10,14 @@
 
 use anyhow::{Context as _, Result, bail};
 
+use super::layout::KindLayout;
 use super::plan::Plan;
 
-/// The types file of `version` of `kind`: the file in `api/src/<version>/` that declares
-/// it (`kind = "<Kind>"`), which `create api` names `<kind>_types.rs`.
-pub fn types_path(plan: &Plan, version: &str, kind: &str) -> Result<String> {
-    let dir = format!("api/src/{version}");
+/// The types file of `version` of `kind` (whose files are in `layout`): the file in
+/// `api/src/<version>/` (`api/src/<group>/<version>/`) that declares it (`kind = "<Kind>"`),
+/// which `create api` names `<kind>_types.rs`.
+pub fn types_path(plan: &Plan, layout: &KindLayout, version: &str, kind: &str) -> Result<String> {
+    let dir = layout.api_dir(version);
     let declaration = format!("kind = \"{kind}\"");
     let mut files: Vec<String> = std::fs::read_dir(plan.root().join(&dir))
         .with_context(|| format!("reading {dir} (PROJECT lists version {version} of {kind})"))?
@@ -38,10 +40,15 @@ pub fn types_path(plan: &Plan, version: &str, kind: &str) -> Result<String> {
 /// The storage version among `versions` (the kind's versions with types): the one whose
 /// types say `storageversion`, else the only one, which is marked so. More than one
 /// version and none marked is the user's to settle.
-pub fn storage_version(plan: &mut Plan, kind: &str, versions: &[String]) -> Result<String> {
+pub fn storage_version(
+    plan: &mut Plan,
+    layout: &KindLayout,
+    kind: &str,
+    versions: &[String],
+) -> Result<String> {
     let mut marked = Vec::new();
     for version in versions {
-        let path = types_path(plan, version, kind)?;
+        let path = types_path(plan, layout, version, kind)?;
         let types = read(plan, &path)?;
         if types
             .lines()
@@ -53,7 +60,7 @@ pub fn storage_version(plan: &mut Plan, kind: &str, versions: &[String]) -> Resu
     match (marked.as_slice(), versions) {
         ([storage], _) => Ok(storage.clone()),
         ([], [only]) => {
-            let path = types_path(plan, only, kind)?;
+            let path = types_path(plan, layout, only, kind)?;
             insert_after_version(plan, &path, only, "    storageversion,")?;
             Ok(only.clone())
         }
@@ -68,7 +75,8 @@ pub fn storage_version(plan: &mut Plan, kind: &str, versions: &[String]) -> Resu
     }
 }
 
-/// Makes `spoke`'s types convert through `hub_argument` (`hub = crate::v1::Kind,`):
+/// Makes `spoke`'s types convert through `hub_argument` (`hub = crate::v1::Kind,`, `hub =
+/// crate::ship::v1::Kind,`):
 /// replaces the `unservedversion` `create api` wrote (with its comment), or adds the
 /// argument when the user removed it.
 pub fn make_spoke(plan: &mut Plan, path: &str, spoke: &str, hub_argument: &str) -> Result<()> {

@@ -2,22 +2,28 @@
 //! style of this repository's CronJob: `api/src/<version>/<kind>_types.rs`,
 //! `controller/src/<kind>/{mod,reconciler,webhook}.rs`, the tests of the controller and the
 //! webhooks (`controller/tests/<kind>_{controller,webhook}.rs`), a sample, and the lines that
-//! register them at the scaffold markers.
+//! register them at the scaffold markers. In the multigroup layout, under the group:
+//! `api/src/<group>/<version>/`, `controller/src/<group>/<kind>/`,
+//! `controller/tests/<group>_<kind>_*.rs` (see `layout`).
 //!
 //! Placeholders: `kind` (`Frigate`), `kind_snake` (`frigate`), `kind_lower`, `plural`, `group`
 //! (`ship`), `full_group` (`ship.example.com`), `version`, `project_name`, and the pieces that
 //! depend on the options: `resource_args`, `watched`, `status_api`, `test_api`, `scope_imports`,
 //! `mutating_path`, `validating_path`, `webhook_module`, `webhook_imports`, `webhook_doc`,
 //! `webhook_types`, `webhook_test_types`, `webhook_test_traits`, `webhook_paths`,
-//! `webhook_test_cases`, `version_args`, and `hub` (a kind's storage version) for conversion.
+//! `webhook_test_cases`, `version_args`, the layout's `api_module` (`api::v1`), `types_dir`,
+//! `controller_module` (`frigate`), `group_module` and `unique_name` (the controller's and
+//! webhooks' name), and `hub` (a kind's storage version) and `hub_module` for conversion.
 
 // The scaffold markers: a comment line that `create` adds lines above (kubebuilder's
 // `// +kubebuilder:scaffold:*` comments in Go).
-/// In `api/src/lib.rs`: where version modules go.
+/// In `api/src/lib.rs`: where version modules go (and group modules, in the multigroup
+/// layout, whose `api/src/<group>/mod.rs` has the group's versions at this marker).
 pub const VERSIONS_MARKER: &str = "// +kubebuilder:scaffold:versions";
 /// In `api/src/<version>/mod.rs`: where a kind's types module and re-export go.
 pub const KINDS_MARKER: &str = "// +kubebuilder:scaffold:kinds";
-/// In `controller/src/lib.rs`: where kind modules go.
+/// In `controller/src/lib.rs`: where kind modules go (and group modules, in the multigroup
+/// layout, whose `controller/src/<group>/mod.rs` has the group's kinds at this marker).
 pub const MODULES_MARKER: &str = "// +kubebuilder:scaffold:modules";
 /// In `controller/src/<kind>/mod.rs`: where the webhook modules go.
 pub const SUBMODULES_MARKER: &str = "// +kubebuilder:scaffold:submodules";
@@ -35,15 +41,31 @@ pub const KIND_TYPES_MODULE_LINE: &str = "mod {{kind_snake}}_types;";
 pub const KIND_EXPORT_LINE: &str =
     "pub use {{kind_snake}}_types::{{{kind}}, {{kind}}List, {{kind}}Spec, {{kind}}Status};";
 
-/// `controller/src/lib.rs`: the kind's module.
+/// `controller/src/lib.rs` (`controller/src/<group>/mod.rs` in the multigroup layout): the
+/// kind's module.
 pub const KIND_MODULE_LINE: &str = "pub mod {{kind_snake}};";
+
+/// `api/src/lib.rs` and `controller/src/lib.rs` in the multigroup layout: the group's module
+/// (placeholder `group_module`).
+pub const GROUP_MODULE_LINE: &str = "pub mod {{group_module}};";
+
+/// `api/src/<group>/mod.rs`, in the multigroup layout.
+pub const GROUP_API_MOD_RS: &str = r#"//! The API group `{{full_group}}`, one module per version.
+
+// +kubebuilder:scaffold:versions
+"#;
+
+/// `controller/src/<group>/mod.rs`, in the multigroup layout.
+pub const GROUP_CONTROLLER_MOD_RS: &str = r#"//! The controllers and webhooks of the `{{full_group}}` kinds, one module per kind.
+
+// +kubebuilder:scaffold:modules
+"#;
 
 /// `controller/src/main.rs`: the controller on the manager.
 pub const CONTROLLER_REGISTRATION_LINE: &str =
-    "manager = controller::{{kind_snake}}::setup_with_manager(manager);";
+    "manager = controller::{{controller_module}}::setup_with_manager(manager);";
 /// `controller/src/main.rs`: the kind's webhooks on the manager.
-pub const WEBHOOK_REGISTRATION_LINE: &str =
-    "manager = manager.webhooks(controller::{{kind_snake}}::{{webhook_module}}::webhooks());";
+pub const WEBHOOK_REGISTRATION_LINE: &str = "manager = manager.webhooks(controller::{{controller_module}}::{{webhook_module}}::webhooks());";
 
 /// `controller/src/<kind>/mod.rs`: the webhook module (`webhook`, or `webhook_<version>`
 /// beside another version's).
@@ -54,7 +76,7 @@ pub const CONVERSION_MODULE_LINE: &str = "mod {{kind_snake}}_conversion;";
 
 /// `controller/src/main.rs`: conversion between the kind's versions through the hub.
 pub const CONVERSION_REGISTRATION_LINE: &str =
-    "manager = manager.conversion::<api::{{hub}}::{{kind}}>();";
+    "manager = manager.conversion::<api::{{hub_module}}::{{kind}}>();";
 
 // `config/default/kustomization.yaml`: cert-manager injects the webhook CA into the CRD of a
 // kind that converts, through the `cert-manager.io/inject-ca-from` annotation
@@ -78,7 +100,7 @@ pub const UNSERVED_VERSION_ARGS: &str = "
 
 /// What replaces [`UNSERVED_VERSION_ARGS`] once the version converts.
 pub const HUB_ARG: &str = "
-    hub = crate::{{hub}}::{{kind}},";
+    hub = crate::{{hub_module}}::{{kind}},";
 
 /// `api/src/<spoke>/<kind>_conversion.rs` (placeholders `version`: the spoke, and `hub`).
 pub const CONVERSION_RS: &str = r#"//! {{kind}} {{version}} ⇄ {{hub}}, the hub (the storage version): every served version but the
@@ -92,7 +114,7 @@ pub const CONVERSION_RS: &str = r#"//! {{kind}} {{version}} ⇄ {{hub}}, the hub
 use kubebuilder::conversion::{ConversionError, Spoke, by_field_names};
 
 use super::{{kind}};
-use crate::{{hub}};
+use crate::{{hub_module}};
 
 impl Spoke<{{hub}}::{{kind}}> for {{kind}} {
     fn to_hub(self) -> Result<{{hub}}::{{kind}}, ConversionError> {
@@ -180,13 +202,13 @@ pub mod reconciler;
 
 use std::sync::Arc;
 
-use api::{{version}}::{{kind}};
+use {{api_module}}::{{kind}};
 {{scope_imports}}use kubebuilder_runtime::{ControllerContext, Manager};
 
 use self::reconciler::Reconciler;
 
 /// The controller's name: the `controller` label of its metrics and its readiness check.
-pub const CONTROLLER_NAME: &str = "{{kind_lower}}";
+pub const CONTROLLER_NAME: &str = "{{unique_name}}";
 
 /// Registers the {{kind}} controller on `manager`.
 pub fn setup_with_manager(manager: Manager) -> Manager {
@@ -216,8 +238,8 @@ pub const CONTROLLER_TEST_RS: &str = r#"//! The {{kind}} controller against a re
 
 use std::time::{Duration, Instant};
 
-use api::{{version}}::{{kind}};
-use controller::{{kind_snake}}::reconciler::{AVAILABLE, RECONCILED};
+use {{api_module}}::{{kind}};
+use controller::{{controller_module}}::reconciler::{AVAILABLE, RECONCILED};
 use kube::api::{Api, PostParams};
 use kubebuilder_runtime::{BindAddress, Manager, ManagerArgs, conditions};
 use serde_json::json;
@@ -239,7 +261,7 @@ async fn a_new_{{kind_snake}}_is_reconciled() {
         namespaces: vec![namespace.clone()],
         ..ManagerArgs::default()
     };
-    let manager = controller::{{kind_snake}}::setup_with_manager(Manager::new(client.clone(), args))
+    let manager = controller::{{controller_module}}::setup_with_manager(Manager::new(client.clone(), args))
         .start()
         .await
         .unwrap();
@@ -284,7 +306,7 @@ pub const RECONCILER_RS: &str = r#"//! The {{kind}} reconciler. Its RBAC attribu
 
 use std::sync::Arc;
 
-use api::{{version}}::{{kind}};
+use {{api_module}}::{{kind}};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, PostParams};
@@ -372,7 +394,7 @@ pub const WEBHOOK_RS: &str = r#"//! The {{kind}} admission webhooks: {{webhook_d
 //! server each type's path, and `cargo xtask manifests` the entries of
 //! `config/webhook/manifests.yaml`.
 
-use api::{{version}}::{{{kind}}, {{kind}}Spec};
+use {{api_module}}::{{{kind}}, {{kind}}Spec};
 use kubebuilder_runtime::webhook::{{{webhook_imports}}};
 
 /// The {{kind}} webhooks the manager serves.
@@ -396,7 +418,7 @@ const DEFAULT_FOO: &str = "default";
     resources = ["{{plural}}"],
     verbs = ["create", "update"],
     versions = ["{{version}}"],
-    name = "m{{kind_lower}}-{{version}}.kb.io",
+    name = "m{{unique_name}}-{{version}}.kb.io",
     admission_review_versions = ["v1"]
 )]
 pub struct Defaulter;
@@ -430,7 +452,7 @@ pub const VALIDATOR_RS: &str = r#"
     resources = ["{{plural}}"],
     verbs = ["create", "update"],
     versions = ["{{version}}"],
-    name = "v{{kind_lower}}-{{version}}.kb.io",
+    name = "v{{unique_name}}-{{version}}.kb.io",
     admission_review_versions = ["v1"]
 )]
 pub struct Validator;
@@ -492,8 +514,8 @@ pub const WEBHOOK_TEST_RS: &str = r#"//! The {{kind}} {{version}} admission webh
 
 use std::time::{Duration, Instant};
 
-use api::{{version}}::{{kind}};
-use controller::{{kind_snake}}::{{webhook_module}}::{{{webhook_test_types}}};
+use {{api_module}}::{{kind}};
+use controller::{{controller_module}}::{{webhook_module}}::{{{webhook_test_types}}};
 use kube::api::{Api, PostParams};
 use kubebuilder_runtime::webhook::{{{webhook_test_traits}}};
 use kubebuilder_runtime::{BindAddress, Manager, ManagerArgs};
@@ -693,6 +715,6 @@ metadata:
     app.kubernetes.io/managed-by: kustomize
   name: {{kind_lower}}-sample
 spec:
-  # The fields of {{kind}}Spec (api/src/{{version}}/{{kind_snake}}_types.rs).
+  # The fields of {{kind}}Spec ({{types_dir}}/{{kind_snake}}_types.rs).
   foo: bar
 "#;
