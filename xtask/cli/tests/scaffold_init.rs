@@ -53,6 +53,25 @@ fn cargo_kubebuilder(dir: &Path, path: &OsString, args: &[&str]) {
     );
 }
 
+/// The project's `cargo xtask build-installer` output, which must hold the objects real
+/// kustomize renders from its config/default: they are returned, as canonical JSON.
+fn installed_objects_as_kustomize_renders_them(root: &Path) -> BTreeSet<String> {
+    cargo_ok(root, &["xtask", "build-installer"]);
+    let ours = objects(&std::fs::read_to_string(root.join("dist/install.yaml")).unwrap());
+    let output = Command::new(kustomize())
+        .arg("build")
+        .arg(root.join("config/default"))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(ours, objects(&String::from_utf8(output.stdout).unwrap()));
+    ours
+}
+
 #[test]
 #[ignore = "slow (builds a new workspace): `cargo xtask test` runs it in its last step"]
 fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
@@ -80,22 +99,7 @@ fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
     cargo_ok(&root, &["xtask", "test"]);
 
     // Its config/ deploys from the start: the kustomize subset and kustomize agree on it.
-    cargo_ok(&root, &["xtask", "build-installer"]);
-    let ours = std::fs::read_to_string(root.join("dist/install.yaml")).unwrap();
-    let output = Command::new(kustomize())
-        .arg("build")
-        .arg(root.join("config/default"))
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert_eq!(
-        objects(&ours),
-        objects(&String::from_utf8(output.stdout).unwrap())
-    );
+    installed_objects_as_kustomize_renders_them(&root);
 
     // A kind and its webhooks with the installed CLI (which regenerates the manifests),
     // every other option of the scaffolds, then the project's test command again: the
@@ -216,19 +220,7 @@ fn a_namespaced_multigroup_project_without_license_passes_its_own_tests_and_depl
         ])
     );
 
-    cargo_ok(&root, &["xtask", "build-installer"]);
-    let ours = objects(&std::fs::read_to_string(root.join("dist/install.yaml")).unwrap());
-    let output = Command::new(kustomize())
-        .arg("build")
-        .arg(root.join("config/default"))
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    assert_eq!(ours, objects(&String::from_utf8(output.stdout).unwrap()));
+    let ours = installed_objects_as_kustomize_renders_them(&root);
     // The manager's rules: a Role in its namespace, bound there; no ClusterRole of them.
     let parsed: Vec<serde_json::Value> = ours
         .iter()
