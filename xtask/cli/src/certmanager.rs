@@ -129,6 +129,7 @@ fn build_image(
 /// Helm, as the cert-manager module's graph pins it (v3.11.1, which cert-manager itself
 /// imports): built from the same module, it shares cert-manager's compiled dependencies —
 /// 80 s on a cache warm from cert-manager, where a Helm of its own (v3.22) took 8 min cold.
+/// It also checks `cargo xtask helm`'s chart (`$HELM` in `cargo xtask test`).
 pub fn helm() -> Result<PathBuf> {
     let path = cache_dir().join("helm");
     if !path.is_file() {

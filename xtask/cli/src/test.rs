@@ -24,7 +24,9 @@ pub fn run(args: Args) -> Result<()> {
     let controller_gen = tools::CONTROLLER_GEN.install()?;
     let kustomize = tools::KUSTOMIZE.install()?;
     let promtool = tools::PROMTOOL.install()?;
-    let helm = tools::HELM.install()?;
+    // The chart tests' helm is the one cert-manager's chart is installed with: one helm,
+    // built in cert-manager's module (its dependencies are cert-manager's).
+    let helm = crate::certmanager::helm()?;
 
     // SAFETY: no other thread runs yet; `ControlPlane::start` reads the variable.
     unsafe { std::env::set_var(assets::ASSETS_ENV, &assets) };
@@ -67,7 +69,7 @@ pub fn run(args: Args) -> Result<()> {
             .env(tools::CONTROLLER_GEN.env, &controller_gen)
             .env(tools::KUSTOMIZE.env, &kustomize)
             .env(tools::PROMTOOL.env, &promtool)
-            .env(tools::HELM.env, &helm);
+            .env("HELM", &helm);
         test
     };
     step("cargo test --workspace", &mut cargo_test(&args.cargo_args))?;

@@ -48,15 +48,6 @@ pub const PROMTOOL: Tool = Tool {
     version: "v0.316.0",
 };
 
-/// Helm v3, which the chart tests lint, render and install `cargo xtask helm`'s chart with.
-/// A cold build (empty Go module and build caches) takes about 4 minutes on two cores.
-pub const HELM: Tool = Tool {
-    binary: "helm",
-    env: "HELM",
-    package: "helm.sh/helm/v3/cmd/helm",
-    version: "v3.22.0",
-};
-
 impl Tool {
     /// The tool's path: `$<ENV>` when set, else the cache, installing it there first.
     pub fn install(&self) -> Result<PathBuf> {
