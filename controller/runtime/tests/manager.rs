@@ -6,7 +6,7 @@ mod common;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use common::{eventually, promtool_check, test_args};
 use k8s_openapi::api::coordination::v1::Lease;
@@ -995,12 +995,11 @@ async fn every_metric_family_moves_with_reconciles_and_promtool_accepts_the_scra
         namespaces: vec![namespace.clone()],
         ..test_args()
     };
-    let running = Manager::from_config(plane.config().await.unwrap(), args)
+    let manager = Manager::from_config(plane.config().await.unwrap(), args)
         .unwrap()
-        .controller("configmaps", recording(seen.clone()))
-        .start()
-        .await
-        .unwrap();
+        .controller("configmaps", recording(seen.clone()));
+    let manager_client = manager.client().clone();
+    let running = manager.start().await.unwrap();
     let scraper = HttpClient::plain(running.metrics_addr().unwrap());
     let scrape = || async { scraper.get("/metrics", None).await.unwrap().text() };
     eventually("the first list", Duration::from_secs(20), || async {
@@ -1014,6 +1013,13 @@ async fn every_metric_family_moves_with_reconciles_and_promtool_accepts_the_scra
     promtool_check(&before);
 
     flaky_succeeds(&client, &namespace, &seen).await;
+    // The manager's own requests (its list and watch) may all come before the first
+    // scrape; one more through its client must be counted.
+    Api::<ConfigMap>::namespaced(manager_client, &namespace)
+        .list(&Default::default())
+        .await
+        .unwrap();
+    spend_cpu_ticks(3);
     let after = scrape().await;
     promtool_check(&after);
     for family in FAMILIES {
@@ -1058,4 +1064,29 @@ async fn every_metric_family_moves_with_reconciles_and_promtool_accepts_the_scra
         after.contains("controller_runtime_max_concurrent_reconciles{controller=\"configmaps\"} 1")
     );
     running.shutdown().await.unwrap();
+}
+
+/// This process's CPU time in clock ticks, as `/proc/self/stat` counts it (utime + stime),
+/// which is what `process_cpu_seconds_total` reports.
+fn cpu_ticks() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    // The fields after the command name (which may hold spaces) start at field 3.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+/// Stays on a CPU until this process is charged `ticks` more clock ticks (at most 10 s).
+/// The kernel charges CPU time to whatever runs when a tick falls, and the reconciles
+/// between two scrapes can miss every tick, leaving the counter where it was.
+fn spend_cpu_ticks(ticks: u64) {
+    let target = cpu_ticks() + ticks;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while cpu_ticks() < target && Instant::now() < deadline {
+        std::hint::black_box(0u64);
+    }
 }
