@@ -88,12 +88,16 @@ fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
             "fleet",
             "--domain",
             "fleet.example.com",
+            "--owner",
+            "The Fleet Team",
             "--local",
             repo.to_str().unwrap(),
         ],
     );
     let root: PathBuf = empty.join("fleet");
     set_version(&root, "0.1.0-scaffold-init");
+    let main = std::fs::read_to_string(root.join("controller/src/main.rs")).unwrap();
+    assert!(main.contains(" The Fleet Team.\n// SPDX-License-Identifier: Apache-2.0\n"));
 
     // Its own test command: fmt, clippy, manifests --check and its tests, on a control plane.
     cargo_ok(&root, &["xtask", "test"]);
