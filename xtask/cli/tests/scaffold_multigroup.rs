@@ -10,25 +10,14 @@ use std::path::{Path, PathBuf};
 
 use kubebuilder_cli::Command;
 use kubebuilder_cli::scaffold::project::Project;
-use kubebuilder_cli::scaffold::{self, create_in, edit, init};
+use kubebuilder_cli::scaffold::{self, create_in, edit};
 
-use common::{changed, create_command, parse, repo_root, scaffold, snapshot, with_placeholders};
+use common::{changed, create_command, init_project, parse, scaffold, snapshot, with_placeholders};
 
-/// A project made by `init` in a temporary directory (kept alive by the handle), without a
-/// license header so that the files read as their templates.
+/// A project made by `init` without a license header, so that the files read as their
+/// templates.
 fn new_project() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("fleet");
-    let line = format!(
-        "init {} --domain example.com --license none --local {}",
-        root.display(),
-        repo_root().display()
-    );
-    let Command::Scaffold(scaffold::Command::Init(args)) = parse(&line) else {
-        panic!("{line} is not init");
-    };
-    init::plan(&args).unwrap().apply().unwrap();
-    (dir, root)
+    init_project("--license none")
 }
 
 /// `edit`'s arguments from a command line.

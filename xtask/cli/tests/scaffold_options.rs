@@ -8,29 +8,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use clap::Parser as _;
-use kubebuilder_cli::Command;
+use kubebuilder_cli::scaffold::init;
 use kubebuilder_cli::scaffold::project::Project;
-use kubebuilder_cli::scaffold::{self, init};
 use serde_json::Value;
 
-use common::{parse, repo_root, scaffold, snapshot};
-
-/// A project made by `init <dir>/fleet --domain example.com <options>` in a temporary
-/// directory (kept alive by the handle).
-fn init_with(options: &str) -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("fleet");
-    let line = format!(
-        "init {} --domain example.com --local {} {options}",
-        root.display(),
-        repo_root().display()
-    );
-    let Command::Scaffold(scaffold::Command::Init(args)) = parse(&line) else {
-        panic!("{line} is not init");
-    };
-    init::plan(&args).unwrap().apply().unwrap();
-    (dir, root)
-}
+use common::{init_project, repo_root, scaffold, snapshot};
 
 fn read(root: &Path, path: &str) -> String {
     fs::read_to_string(root.join(path)).unwrap_or_else(|e| panic!("{path}: {e}"))
@@ -51,7 +33,7 @@ fn this_year() -> i16 {
 
 #[test]
 fn by_default_each_rust_file_has_an_apache_header_for_the_projects_authors() {
-    let (_dir, root) = init_with("");
+    let (_dir, root) = init_project("");
     let header = format!(
         "// Copyright {} The fleet Authors.\n// SPDX-License-Identifier: Apache-2.0\n\n",
         this_year()
@@ -91,7 +73,7 @@ fn by_default_each_rust_file_has_an_apache_header_for_the_projects_authors() {
 
 #[test]
 fn owner_names_the_copyright_holder_and_an_edited_boilerplate_is_what_create_uses() {
-    let (_dir, root) = init_with("--owner Acme");
+    let (_dir, root) = init_project("--owner Acme");
     let header = read(&root, init::BOILERPLATE);
     assert!(
         header.starts_with(&format!("// Copyright {} Acme.\n", this_year())),
@@ -105,7 +87,7 @@ fn owner_names_the_copyright_holder_and_an_edited_boilerplate_is_what_create_use
 
 #[test]
 fn license_none_writes_no_header_and_no_license_field() {
-    let (_dir, root) = init_with("--license none");
+    let (_dir, root) = init_project("--license none");
     assert!(!root.join(init::BOILERPLATE).exists());
     for (path, text) in rust_files(&root) {
         assert!(!text.contains("Copyright"), "{}", path.display());
@@ -136,7 +118,7 @@ fn a_bad_license_is_refused_by_the_command_line() {
 
 #[test]
 fn namespaced_grants_and_watches_the_managers_namespace_only() {
-    let (_dir, root) = init_with("--namespaced");
+    let (_dir, root) = init_project("--namespaced");
     assert!(Project::parse(&read(&root, "PROJECT")).unwrap().namespaced);
     let binding = read(&root, "config/rbac/role_binding.yaml");
     assert!(binding.contains("kind: RoleBinding\n"), "{binding}");
@@ -172,7 +154,7 @@ fn namespaced_grants_and_watches_the_managers_namespace_only() {
 
 #[test]
 fn every_project_gets_a_dockerfile_and_ci_workflows_running_its_tests() {
-    let (_dir, root) = init_with("");
+    let (_dir, root) = init_project("");
     assert_eq!(read(&root, "Dockerfile"), read(&repo_root(), "Dockerfile"));
     for (workflow, command) in [
         (".github/workflows/test.yml", "cargo xtask test"),

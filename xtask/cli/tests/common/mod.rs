@@ -40,6 +40,26 @@ pub fn parse(line: &str) -> Command {
         .command
 }
 
+/// A project made by `init <temp>/fleet --domain example.com --local <this repository>
+/// <options>`, in a temporary directory kept alive by the handle; its root.
+pub fn init_project(options: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("fleet");
+    let line = format!(
+        "init {} --domain example.com --local {} {options}",
+        root.display(),
+        repo_root().display()
+    );
+    let Command::Scaffold(scaffold::Command::Init(args)) = parse(&line) else {
+        panic!("{line} is not init");
+    };
+    kubebuilder_cli::scaffold::init::plan(&args)
+        .unwrap()
+        .apply()
+        .unwrap();
+    (dir, root)
+}
+
 /// A `create api` or `create webhook` command line, parsed.
 pub fn create_command(line: &str) -> CreateCommand {
     match parse(line) {
