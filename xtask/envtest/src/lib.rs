@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 pub mod assets;
+pub mod faults;
 pub mod image;
 pub mod node;
 mod plane;
