@@ -30,11 +30,13 @@ async fn only_the_leader_reconciles_and_a_handover_never_runs_a_schedule_twice()
         let args = ManagerArgs {
             leader_elect: true,
             leader_election_namespace: Some(env.namespace.clone()),
+            leader_elect_lease_duration: LEASE_DURATION,
+            leader_elect_renew_deadline: LEASE_DURATION - Duration::from_secs(2),
+            leader_elect_retry_period: Duration::from_secs(1),
             ..env.manager_args()
         };
         env.manager(env.client.clone(), args)
             .leader_election_id("cronjob-test-lease")
-            .lease_timing(LEASE_DURATION, Duration::from_secs(2))
     };
     let first = Controller::start(replica()).await;
     let second = Controller::start(replica()).await;

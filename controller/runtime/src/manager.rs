@@ -7,7 +7,6 @@ use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt as _};
@@ -23,16 +22,11 @@ use crate::certs::{CertError, CertPair, CertificateAuthority, LOCAL_CA_NAME};
 use crate::controller::{ControllerContext, DEFAULT_MAX_CONCURRENT_RECONCILES};
 use crate::healthz::{self, CheckResult, Probes};
 use crate::http::{self, FixedCertificate, ReloadingCertificate, TlsError};
-use crate::leader::{self, LeaseSettings};
+use crate::leader::{self, Campaign, Fence, LeaseSettings, LeaseTiming};
 use crate::metrics::{Metrics, MetricsEndpoint};
 use crate::options::{BindAddress, ManagerArgs};
 use crate::rest_client;
 use crate::webhook::{LoopbackRegistration, RegisteredWebhooks, Webhooks};
-
-/// controller-runtime's lease duration (`LeaseDuration` 15 s, renewed with 5 s to spare,
-/// as its `RenewDeadline` of 10 s).
-const DEFAULT_LEASE_DURATION: Duration = Duration::from_secs(15);
-const DEFAULT_RENEW_BEFORE_EXPIRY: Duration = Duration::from_secs(5);
 
 /// The loopback webhook configurations' name when the manager has no leader-election id
 /// to name them after.
@@ -88,7 +82,7 @@ pub enum ManagerError {
     /// [`Manager::leader_election_id`] gives one.
     #[error("leader election is enabled but no lease name is set (--leader-election-id)")]
     NoLeaseName,
-    /// The lease timing of [`Manager::lease_timing`] is unusable; the message says why.
+    /// The `--leader-elect-*` durations cannot work together; the message says why.
     #[error("invalid lease timing: {0}")]
     LeaseTiming(String),
     /// The loopback webhook configurations cannot be created
@@ -131,8 +125,6 @@ pub struct Manager {
     args: ManagerArgs,
     lease_name: Option<String>,
     lease_namespace: Option<String>,
-    lease_duration: Duration,
-    renew_before_expiry: Duration,
     webhook_host: IpAddr,
     controllers: Vec<(String, StartController)>,
     runnables: Vec<(NeedLeaderElection, StartRunnable)>,
@@ -183,8 +175,6 @@ impl Manager {
             args,
             lease_name: None,
             lease_namespace: None,
-            lease_duration: DEFAULT_LEASE_DURATION,
-            renew_before_expiry: DEFAULT_RENEW_BEFORE_EXPIRY,
             webhook_host: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
             controllers: Vec::new(),
             runnables: Vec::new(),
@@ -209,15 +199,6 @@ impl Manager {
     #[must_use]
     pub fn leader_election_namespace(mut self, namespace: &str) -> Self {
         self.lease_namespace = Some(namespace.to_owned());
-        self
-    }
-
-    /// How long the lease lasts after a renewal, and how long before its end the leader
-    /// renews it (whole seconds, as Lease objects count).
-    #[must_use]
-    pub fn lease_timing(mut self, duration: Duration, renew_before_expiry: Duration) -> Self {
-        self.lease_duration = duration;
-        self.renew_before_expiry = renew_before_expiry;
         self
     }
 
@@ -382,8 +363,15 @@ impl Manager {
         let (always, elected): (Vec<_>, Vec<_>) = std::mem::take(&mut self.runnables)
             .into_iter()
             .partition(|(needs, _)| *needs == NeedLeaderElection::No);
+        // With leader election, the controllers write only while this replica can prove it
+        // leads; servers and runnables that run on every replica keep the plain client.
+        let fence = Fence::default();
         let controllers = Controllers {
-            client: self.client.clone(),
+            client: if lease.is_some() {
+                fence.guard(self.client.clone())
+            } else {
+                self.client.clone()
+            },
             cache: self.cache.clone(),
             namespaces: self.args.namespaces.clone().into(),
             entries: self.controllers,
@@ -402,10 +390,17 @@ impl Manager {
                     controllers.run(shutdown.child_token()).await;
                     return ok_if_cancelled(&shutdown);
                 };
-                leader::campaign(client, settings, metrics, leading_tx, shutdown, |stop| {
-                    controllers.run(stop)
-                })
-                .await
+                let campaign = Campaign {
+                    client,
+                    settings,
+                    metrics,
+                    fence,
+                    leading: leading_tx,
+                    shutdown,
+                };
+                campaign
+                    .run(|stop| controllers.run(stop))
+                    .await
                 .map_err(|_| ManagerError::ControllersStopped)
             }
         };
@@ -576,10 +571,13 @@ impl Manager {
                 .or_else(|| self.lease_namespace.clone())
                 .unwrap_or_else(|| self.client.default_namespace().to_owned()),
             identity: leader::identity(),
-            duration_seconds: self.lease_duration.as_secs(),
-            renew_before_expiry_seconds: self.renew_before_expiry.as_secs(),
+            timing: LeaseTiming {
+                lease_duration: self.args.leader_elect_lease_duration,
+                renew_deadline: self.args.leader_elect_renew_deadline,
+                retry_period: self.args.leader_elect_retry_period,
+            },
         };
-        check_lease_timing(&settings)?;
+        settings.timing.check().map_err(ManagerError::LeaseTiming)?;
         Ok(settings)
     }
 }
@@ -834,17 +832,6 @@ fn webhooks_enabled(value: Option<&str>) -> bool {
     value != Some("false")
 }
 
-fn check_lease_timing(settings: &LeaseSettings) -> Result<(), ManagerError> {
-    let renew = settings.renew_before_expiry_seconds;
-    if renew == 0 || renew >= settings.duration_seconds {
-        return Err(ManagerError::LeaseTiming(format!(
-            "renew {renew}s before expiry of a {}s lease: need 0 < renewal < duration, in whole seconds",
-            settings.duration_seconds
-        )));
-    }
-    Ok(())
-}
-
 async fn bind(
     server: &'static str,
     address: &BindAddress,
@@ -952,18 +939,5 @@ mod tests {
             .controller("twice", |_| async {})
             .controller("twice", |_| async {});
     }
-
-    #[test]
-    fn lease_timing_must_leave_room_to_renew() {
-        let settings = |duration_seconds, renew_before_expiry_seconds| LeaseSettings {
-            name: "lease".into(),
-            namespace: "default".into(),
-            identity: "me".into(),
-            duration_seconds,
-            renew_before_expiry_seconds,
-        };
-        assert!(check_lease_timing(&settings(15, 5)).is_ok());
-        assert!(check_lease_timing(&settings(5, 5)).is_err());
-        assert!(check_lease_timing(&settings(5, 0)).is_err());
-    }
 }
+

@@ -20,13 +20,14 @@ use std::fmt;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::time::Duration;
 
 use clap::{ArgAction, Args, ValueEnum};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::util::SubscriberInitExt as _;
 
 /// The flags of kubebuilder's manager (`cmd/main.go`), plus `--namespace`, `--log-level`,
-/// `--log-format`, the leader-election lease's name and namespace, client-go's
+/// `--log-format`, the leader-election lease's name, namespace and timing, client-go's
 /// `--kube-api-qps`/`--kube-api-burst`, and `--register-webhooks-on-loopback` for local
 /// control planes.
 ///
@@ -79,6 +80,20 @@ pub struct ManagerArgs {
     /// the kubeconfig context's), else `default`.
     #[arg(long, value_name = "NAMESPACE")]
     pub leader_election_namespace: Option<String>,
+
+    /// How long candidates wait for a lease that stopped changing before taking it over
+    /// (controller-runtime's `LeaseDuration`), in Go's notation: `15s`, `1m`.
+    #[arg(long, default_value = "15s", value_name = "DURATION", value_parser = parse_go_duration)]
+    pub leader_elect_lease_duration: Duration,
+
+    /// How long the leader keeps leading after its last successful renewal; past it, its
+    /// controllers' writes are refused and they stop (controller-runtime's `RenewDeadline`).
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = parse_go_duration)]
+    pub leader_elect_renew_deadline: Duration,
+
+    /// How often the leader renews and candidates try (controller-runtime's `RetryPeriod`).
+    #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_go_duration)]
+    pub leader_elect_retry_period: Duration,
 
     /// The port the webhook server listens on.
     #[arg(long, default_value_t = 9443, value_name = "PORT")]
@@ -192,6 +207,34 @@ pub enum LogFormat {
     Text,
     /// One JSON object per line.
     Json,
+}
+
+/// A duration in Go's `time.ParseDuration` notation, without signs or fractions: one or
+/// more `<integer><unit>` with units `ms`, `s`, `m`, `h` (`1m30s`, `500ms`).
+fn parse_go_duration(value: &str) -> Result<Duration, String> {
+    let invalid = || format!("{value:?} is not a duration: use e.g. 15s, 1m30s, 500ms");
+    let mut total = Duration::ZERO;
+    let mut rest = value;
+    while !rest.is_empty() {
+        let digits = rest.find(|c: char| !c.is_ascii_digit()).ok_or_else(invalid)?;
+        let count: u64 = rest[..digits].parse().map_err(|_| invalid())?;
+        let unit_len = rest[digits..]
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len() - digits);
+        let unit = match &rest[digits..digits + unit_len] {
+            "ms" => Duration::from_millis(1),
+            "s" => Duration::from_secs(1),
+            "m" => Duration::from_secs(60),
+            "h" => Duration::from_secs(3600),
+            _ => return Err(invalid()),
+        };
+        total += unit * u32::try_from(count).map_err(|_| invalid())?;
+        rest = &rest[digits + unit_len..];
+    }
+    if value.is_empty() {
+        return Err(invalid());
+    }
+    Ok(total)
 }
 
 /// A listen address in Go's `net.Listen` notation: `:8080` (all interfaces),
@@ -357,6 +400,22 @@ mod tests {
         assert!(err.contains("\"nope\" is not a boolean"), "{err}");
         // Go does not take the value as the next argument either.
         assert!(parse(&["--metrics-secure", "false"]).is_err());
+    }
+
+    #[test]
+    fn durations_parse_like_go() {
+        assert_eq!(parse_go_duration("15s"), Ok(Duration::from_secs(15)));
+        assert_eq!(parse_go_duration("1m30s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_go_duration("500ms"), Ok(Duration::from_millis(500)));
+        assert_eq!(parse_go_duration("2h"), Ok(Duration::from_secs(7200)));
+        for bad in ["", "15", "s", "1.5s", "-1s", "10d", "1m30"] {
+            let err = parse_go_duration(bad).unwrap_err();
+            assert!(err.contains("is not a duration"), "{bad}: {err}");
+        }
+        let args = parse(&["--leader-elect-renew-deadline=4s"]).unwrap();
+        assert_eq!(args.leader_elect_renew_deadline, Duration::from_secs(4));
+        assert_eq!(args.leader_elect_lease_duration, Duration::from_secs(15));
+        assert_eq!(args.leader_elect_retry_period, Duration::from_secs(2));
     }
 
     #[test]

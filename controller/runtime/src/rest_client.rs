@@ -2,6 +2,11 @@
 //! client metrics (`rest_client_requests_total`, `rest_client_request_duration_seconds`)
 //! and, with `--kube-api-qps`, client-side rate limiting as client-go's token bucket.
 //! Every controller, cache and runnable of the manager talks through it.
+//!
+//! For fault tests, `KUBEBUILDER_CRASH_AFTER="<METHOD> <path suffix>"` (e.g. `POST /jobs`)
+//! makes the process SIGKILL itself the moment the apiserver accepts such a request: a
+//! crash between two writes, at a chosen point, without a line of test code in the
+//! reconciler.
 
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
@@ -29,6 +34,7 @@ pub(crate) fn instrument(
         host: host.into(),
         limiter: (qps > 0.0).then(|| Arc::new(TokenBucket::new(f64::from(qps), burst))),
         metrics,
+        crash_after: CrashAfter::from_env().map(Arc::new),
     };
     Client::new(service, default_namespace)
 }
@@ -39,6 +45,7 @@ struct Instrumented {
     host: Arc<str>,
     limiter: Option<Arc<TokenBucket>>,
     metrics: Metrics,
+    crash_after: Option<Arc<CrashAfter>>,
 }
 
 impl tower::Service<Request<Body>> for Instrumented {
@@ -57,6 +64,10 @@ impl tower::Service<Request<Body>> for Instrumented {
                 limiter.acquire().await;
             }
             let method = request.method().to_string();
+            let crash = this
+                .crash_after
+                .as_ref()
+                .is_some_and(|crash| crash.matches(&method, request.uri().path()));
             let started = Instant::now();
             let result = this.client.send(request).await;
             let code = match &result {
@@ -66,8 +77,49 @@ impl tower::Service<Request<Body>> for Instrumented {
             };
             this.metrics
                 .apiserver_request(&method, &this.host, &code, started.elapsed());
+            if crash
+                && result
+                    .as_ref()
+                    .is_ok_and(|response| response.status().is_success())
+            {
+                CrashAfter::crash(&method);
+            }
             result
         })
+    }
+}
+
+/// The request after whose success the process kills itself (`KUBEBUILDER_CRASH_AFTER`).
+#[derive(Debug, PartialEq)]
+struct CrashAfter {
+    method: String,
+    path_suffix: String,
+}
+
+impl CrashAfter {
+    const ENV: &str = "KUBEBUILDER_CRASH_AFTER";
+
+    fn from_env() -> Option<Self> {
+        Self::parse(&std::env::var(Self::ENV).ok()?)
+    }
+
+    fn parse(value: &str) -> Option<Self> {
+        let (method, path_suffix) = value.trim().split_once(' ')?;
+        Some(Self {
+            method: method.to_ascii_uppercase(),
+            path_suffix: path_suffix.trim().to_owned(),
+        })
+    }
+
+    fn matches(&self, method: &str, path: &str) -> bool {
+        method == self.method && path.ends_with(&self.path_suffix)
+    }
+
+    fn crash(method: &str) -> ! {
+        tracing::error!(%method, "{} matched: SIGKILL", Self::ENV);
+        // SAFETY: raise only sends a signal to this process; SIGKILL cannot be handled.
+        unsafe { libc::raise(libc::SIGKILL) };
+        unreachable!("SIGKILL ends the process")
     }
 }
 
@@ -116,6 +168,15 @@ impl TokenBucket {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_crash_point_names_a_method_and_a_path_suffix() {
+        let crash = CrashAfter::parse("post /jobs").unwrap();
+        assert!(crash.matches("POST", "/apis/batch/v1/namespaces/ns/jobs"));
+        assert!(!crash.matches("PUT", "/apis/batch/v1/namespaces/ns/jobs"));
+        assert!(!crash.matches("POST", "/apis/batch/v1/namespaces/ns/jobs/j/status"));
+        assert_eq!(CrashAfter::parse("POST"), None);
+    }
 
     #[test]
     fn bursts_then_spaces_requests_at_the_rate() {

@@ -356,11 +356,10 @@ async fn one_leader_reconciles_and_hands_over_on_stop_and_on_crash() {
                 leader_elect: true,
                 leader_election_namespace: Some(namespace.clone()),
                 namespaces: vec![namespace.clone()],
-                ..test_args()
+                ..short_lease(lease_duration)
             },
         )
         .leader_election_id(lease)
-        .lease_timing(lease_duration, Duration::from_secs(2))
         .controller("configmaps", recording(seen))
     };
     let first = elected("first");
@@ -622,11 +621,10 @@ async fn controllers_stop_when_the_lease_is_taken_away() {
             leader_elect: true,
             leader_election_namespace: Some(namespace.clone()),
             namespaces: vec![namespace.clone()],
-            ..test_args()
+            ..short_lease(Duration::from_secs(6))
         },
     )
     .leader_election_id(lease)
-    .lease_timing(Duration::from_secs(6), Duration::from_secs(2))
     .controller("configmaps", move |context| {
         let stopped = controller_stopped.clone();
         let run = start(context);
@@ -1088,5 +1086,16 @@ fn spend_cpu_ticks(ticks: u64) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while cpu_ticks() < target && Instant::now() < deadline {
         std::hint::black_box(0u64);
+    }
+}
+
+/// The test flags with a lease of `duration` (whole seconds), renewed every second and
+/// lost 2 s before it would expire for the others: short, so a takeover test is quick.
+fn short_lease(duration: Duration) -> ManagerArgs {
+    ManagerArgs {
+        leader_elect_lease_duration: duration,
+        leader_elect_renew_deadline: duration - Duration::from_secs(2),
+        leader_elect_retry_period: Duration::from_secs(1),
+        ..test_args()
     }
 }

@@ -1,0 +1,1 @@
+//! Leader crashes, fencing, and a crash between two writes (written next).
