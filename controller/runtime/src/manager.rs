@@ -202,7 +202,9 @@ impl Manager {
         self
     }
 
-    /// The interface the webhook server listens on (all interfaces by default).
+    /// The interface the webhook server listens on: all interfaces by default (in a pod,
+    /// the webhook Service reaches the pod IP), 127.0.0.1 whatever this says when serving
+    /// on loopback ([`Manager::serve_webhooks_on_loopback`]).
     #[must_use]
     pub fn webhook_host(mut self, host: IpAddr) -> Self {
         self.webhook_host = host;
@@ -401,7 +403,7 @@ impl Manager {
                 campaign
                     .run(|stop| controllers.run(stop))
                     .await
-                .map_err(|_| ManagerError::ControllersStopped)
+                    .map_err(|_| ManagerError::ControllersStopped)
             }
         };
         let always = run_runnables(
@@ -523,11 +525,18 @@ impl Manager {
             tracing::info!("webhooks disabled by ENABLE_WEBHOOKS=false");
             return Ok(None);
         }
-        let address = BindAddress::from(SocketAddr::new(self.webhook_host, self.args.webhook_port));
+        let registration = self.loopback_registration();
+        // Webhooks registered on loopback are called at 127.0.0.1 only: listen nowhere else.
+        let host = if registration.is_some() {
+            IpAddr::V4(Ipv4Addr::LOCALHOST)
+        } else {
+            self.webhook_host
+        };
+        let address = BindAddress::from(SocketAddr::new(host, self.args.webhook_port));
         let listener = bind("webhook", &address)
             .await?
             .expect("a host:port is never disabled");
-        let (certificate, loopback) = match self.loopback_registration() {
+        let (certificate, loopback) = match registration {
             Some(registration) => {
                 let ca = CertificateAuthority::new(LOCAL_CA_NAME)?;
                 let pair = ca.issue_loopback_server()?;
@@ -940,4 +949,3 @@ mod tests {
             .controller("twice", |_| async {});
     }
 }
-

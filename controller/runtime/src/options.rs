@@ -34,10 +34,18 @@ use tracing_subscriber::util::SubscriberInitExt as _;
 /// Boolean flags take Go's forms: `--leader-elect`, `--leader-elect=true`,
 /// `--metrics-secure=false` (but not `--metrics-secure false`, which Go reads as a
 /// positional argument either).
+///
+/// Where the servers listen: as in controller-runtime, on every interface by default,
+/// because in a pod the kubelet's probes and the Services reach the pod IP, not loopback.
+/// Off a cluster nothing needs more than 127.0.0.1: `cargo xtask run` passes
+/// `127.0.0.1:<port>` for the probe and metrics addresses, and
+/// `--register-webhooks-on-loopback` keeps the webhook server on 127.0.0.1.
 #[derive(Args, Clone, Debug, PartialEq)]
 pub struct ManagerArgs {
     /// The address the metrics endpoint binds to: `:8443` for HTTPS, `:8080` for HTTP, or
-    /// `0` to disable the metrics service.
+    /// `0` (the default) to disable the metrics service. `:<port>` is every interface, for
+    /// the metrics Service and Prometheus, which reach the pod IP; `127.0.0.1:<port>` keeps
+    /// a local run's metrics on this machine.
     #[arg(long, default_value = "0", value_name = "ADDRESS")]
     pub metrics_bind_address: BindAddress,
 
@@ -62,6 +70,7 @@ pub struct ManagerArgs {
     pub metrics_cert_key: String,
 
     /// The address the probe endpoints (`/healthz`, `/readyz`) bind to; `0` disables them.
+    /// The default, `:8081`, is every interface: the kubelet probes the pod IP.
     #[arg(long, default_value = ":8081", value_name = "ADDRESS")]
     pub health_probe_bind_address: BindAddress,
 
@@ -95,7 +104,9 @@ pub struct ManagerArgs {
     #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_go_duration)]
     pub leader_elect_retry_period: Duration,
 
-    /// The port the webhook server listens on.
+    /// The port the webhook server listens on, on every interface (the webhook Service
+    /// sends the apiserver's calls to the pod IP), or on 127.0.0.1 only with
+    /// `--register-webhooks-on-loopback`.
     #[arg(long, default_value_t = 9443, value_name = "PORT")]
     pub webhook_port: u16,
 
@@ -142,10 +153,10 @@ pub struct ManagerArgs {
     #[arg(long, default_value_t = 30, value_name = "REQUESTS")]
     pub kube_api_burst: u32,
 
-    /// For a local control plane: serve the webhooks with a certificate generated for
-    /// 127.0.0.1, register them with the apiserver at `https://127.0.0.1:<webhook-port>`,
-    /// and remove the registration on shutdown. (In a cluster, config/webhook and
-    /// cert-manager do this.)
+    /// For a local control plane: serve the webhooks on 127.0.0.1 only, with a certificate
+    /// generated for it, register them with the apiserver at
+    /// `https://127.0.0.1:<webhook-port>`, and remove the registration on shutdown. (In a
+    /// cluster, config/webhook and cert-manager do this.)
     #[arg(long, default_value = "false", value_name = "BOOL", num_args = 0..=1,
           require_equals = true, default_missing_value = "true", action = ArgAction::Set,
           value_parser = parse_go_bool, conflicts_with = "webhook_cert_path")]
@@ -216,7 +227,9 @@ fn parse_go_duration(value: &str) -> Result<Duration, String> {
     let mut total = Duration::ZERO;
     let mut rest = value;
     while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit()).ok_or_else(invalid)?;
+        let digits = rest
+            .find(|c: char| !c.is_ascii_digit())
+            .ok_or_else(invalid)?;
         let count: u64 = rest[..digits].parse().map_err(|_| invalid())?;
         let unit_len = rest[digits..]
             .find(|c: char| c.is_ascii_digit())

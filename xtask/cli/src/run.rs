@@ -12,6 +12,13 @@
 //! Either way the CRDs are installed, the manager is started and, once ready, the samples
 //! are applied (so they pass through the webhooks). Ctrl-C stops the manager gracefully,
 //! then the control plane.
+//!
+//! Every server of the manager listens on 127.0.0.1 only, since nothing off this machine
+//! needs to reach it: the probes on a free loopback port (`--health-probe-bind-address`),
+//! the metrics when asked for (a `:<port>` given becomes `127.0.0.1:<port>`; an explicit
+//! host is kept), and the webhooks on loopback (`--register-webhooks-on-loopback`). The
+//! exception is a remote cluster with `ENABLE_WEBHOOKS` set: its apiserver must reach the
+//! webhook server, which then listens on every interface.
 
 use std::net::{SocketAddr, TcpListener};
 use std::os::unix::process::CommandExt as _;
@@ -67,8 +74,9 @@ pub fn run(args: Args) -> Result<()> {
     deploy::install()?;
 
     let mut flags = ManagerFlags::new(args.manager_args);
-    let probe_addr = flags.local_address("--health-probe-bind-address")?;
-    flags.local_address("--webhook-port")?;
+    let probe_addr = flags.probe_address()?;
+    flags.on_loopback(METRICS_FLAG)?;
+    flags.webhook_port()?;
     let mut command = Command::new(&binary);
     if local_plane.is_some() || kubeconfig.as_ref().is_some_and(apiserver_on_loopback) {
         flags.push("--register-webhooks-on-loopback");
@@ -278,8 +286,11 @@ pub async fn stop_manager(manager: &mut Child) -> Result<ExitStatus> {
     }
 }
 
-/// The manager's command line: the user's flags, plus local addresses for the flags the
-/// user left to `xtask`.
+const PROBE_FLAG: &str = "--health-probe-bind-address";
+const METRICS_FLAG: &str = "--metrics-bind-address";
+const WEBHOOK_PORT_FLAG: &str = "--webhook-port";
+
+/// The manager's command line: the user's flags, with the servers' addresses on loopback.
 struct ManagerFlags {
     args: Vec<String>,
 }
@@ -293,38 +304,62 @@ impl ManagerFlags {
         self.args.push(flag.to_owned());
     }
 
-    /// The loopback address `flag` (`--health-probe-bind-address` style `host:port`, or
-    /// `--webhook-port` style port) gives, or a free port on loopback added to the flags
-    /// when the user did not give it.
-    fn local_address(&mut self, flag: &str) -> Result<SocketAddr> {
-        if let Some(value) = flag_value(&self.args, flag) {
-            let port = value
-                .rsplit(':')
-                .next()
-                .and_then(|port| port.parse::<u16>().ok())
-                .with_context(|| format!("{flag}={value} has no port"))?;
-            return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
-        }
-        let port = free_port()?;
-        if flag == "--webhook-port" {
-            self.args.push(format!("{flag}={port}"));
-        } else {
-            self.args.push(format!("{flag}=127.0.0.1:{port}"));
-        }
+    /// Where `xtask` polls `/readyz`: the user's probe address (on loopback), or a free
+    /// loopback port added to the flags.
+    fn probe_address(&mut self) -> Result<SocketAddr> {
+        let port = match self.on_loopback(PROBE_FLAG)? {
+            Some(0) => bail!("{PROBE_FLAG} needs a port: `cargo xtask run` polls /readyz"),
+            Some(port) => port,
+            None => {
+                let port = free_port()?;
+                self.args.push(format!("{PROBE_FLAG}=127.0.0.1:{port}"));
+                port
+            }
+        };
         Ok(SocketAddr::from(([127, 0, 0, 1], port)))
+    }
+
+    /// A free webhook port added to the flags unless the user gave one (the default 9443
+    /// may be taken on a developer's machine).
+    fn webhook_port(&mut self) -> Result<()> {
+        if flag_value_at(&self.args, WEBHOOK_PORT_FLAG).is_none() {
+            self.args
+                .push(format!("{WEBHOOK_PORT_FLAG}={}", free_port()?));
+        }
+        Ok(())
+    }
+
+    /// The port of the `host:port` flag `flag`, `None` when not given. A value without a
+    /// host (`:8080`), which the manager reads as every interface, becomes
+    /// `127.0.0.1:8080`; an explicit host is the user's choice and kept.
+    fn on_loopback(&mut self, flag: &str) -> Result<Option<u16>> {
+        let Some((index, start)) = flag_value_at(&self.args, flag) else {
+            return Ok(None);
+        };
+        let value = self.args[index][start..].to_owned();
+        let port = value
+            .rsplit(':')
+            .next()
+            .and_then(|port| port.parse::<u16>().ok())
+            .with_context(|| format!("{flag}={value} has no port"))?;
+        if value.starts_with(':') {
+            self.args[index] = format!("{}127.0.0.1{value}", &self.args[index][..start]);
+        }
+        Ok(Some(port))
     }
 }
 
-/// The value of `flag` in `--flag=value` or `--flag value` form.
-fn flag_value(args: &[String], flag: &str) -> Option<String> {
+/// Where the value of `flag` is in `--flag=value` or `--flag value` form: the argument's
+/// index, and where the value starts in it.
+fn flag_value_at(args: &[String], flag: &str) -> Option<(usize, usize)> {
     args.iter().enumerate().find_map(|(index, arg)| {
-        if let Some(value) = arg
+        if arg
             .strip_prefix(flag)
-            .and_then(|rest| rest.strip_prefix('='))
+            .is_some_and(|rest| rest.starts_with('='))
         {
-            Some(value.to_owned())
+            Some((index, flag.len() + 1))
         } else if arg == flag {
-            args.get(index + 1).cloned()
+            (index + 1 < args.len()).then_some((index + 1, 0))
         } else {
             None
         }
@@ -371,35 +406,77 @@ mod tests {
             "9444",
         ]);
         assert_eq!(
-            flag_value(&args, "--health-probe-bind-address").as_deref(),
-            Some(":9000")
+            flag_value_at(&args, PROBE_FLAG),
+            Some((1, PROBE_FLAG.len() + 1))
         );
-        assert_eq!(flag_value(&args, "--webhook-port").as_deref(), Some("9444"));
-        assert_eq!(flag_value(&args, "--metrics-bind-address"), None);
-        // A longer flag with the same prefix is another flag.
+        assert_eq!(flag_value_at(&args, WEBHOOK_PORT_FLAG), Some((3, 0)));
+        assert_eq!(flag_value_at(&args, METRICS_FLAG), None);
+        // A longer flag with the same prefix is another flag; a flag without its value has none.
         assert_eq!(
-            flag_value(&strings(&["--webhook-port-x=1"]), "--webhook-port"),
+            flag_value_at(&strings(&["--webhook-port-x=1"]), WEBHOOK_PORT_FLAG),
+            None
+        );
+        assert_eq!(
+            flag_value_at(&strings(&["--webhook-port"]), WEBHOOK_PORT_FLAG),
             None
         );
     }
 
     #[test]
-    fn user_addresses_are_kept_and_missing_ones_added() {
-        let mut flags = ManagerFlags::new(strings(&["--health-probe-bind-address=:9000"]));
+    fn every_address_given_or_added_is_on_loopback() {
+        let mut flags = ManagerFlags::new(strings(&[
+            "--health-probe-bind-address=:9000",
+            "--metrics-bind-address",
+            ":8443",
+        ]));
         assert_eq!(
-            flags.local_address("--health-probe-bind-address").unwrap(),
+            flags.probe_address().unwrap(),
             "127.0.0.1:9000".parse().unwrap()
         );
-        let webhook = flags.local_address("--webhook-port").unwrap();
+        assert_eq!(flags.on_loopback(METRICS_FLAG).unwrap(), Some(8443));
+        flags.webhook_port().unwrap();
+        let webhook = flag_value_at(&flags.args, WEBHOOK_PORT_FLAG).unwrap();
+        let webhook_port = flags.args[webhook.0][webhook.1..].to_owned();
+        assert!(webhook_port.parse::<u16>().is_ok(), "{webhook_port}");
         assert_eq!(
             flags.args,
             strings(&[
-                "--health-probe-bind-address=:9000",
-                &format!("--webhook-port={}", webhook.port())
+                "--health-probe-bind-address=127.0.0.1:9000",
+                "--metrics-bind-address",
+                "127.0.0.1:8443",
+                &format!("--webhook-port={webhook_port}"),
             ])
         );
-        let mut bad = ManagerFlags::new(strings(&["--webhook-port=none"]));
-        assert!(bad.local_address("--webhook-port").is_err());
+
+        let mut missing = ManagerFlags::new(Vec::new());
+        let probes = missing.probe_address().unwrap();
+        assert_eq!(
+            missing.on_loopback(METRICS_FLAG).unwrap(),
+            None,
+            "metrics stay off"
+        );
+        assert_eq!(
+            missing.args,
+            strings(&[&format!("--health-probe-bind-address={probes}")])
+        );
+        assert!(probes.ip().is_loopback());
+    }
+
+    #[test]
+    fn explicit_hosts_are_kept_and_unusable_probe_addresses_refused() {
+        let mut flags = ManagerFlags::new(strings(&["--metrics-bind-address=0.0.0.0:8080"]));
+        assert_eq!(flags.on_loopback(METRICS_FLAG).unwrap(), Some(8080));
+        assert_eq!(
+            flags.args,
+            strings(&["--metrics-bind-address=0.0.0.0:8080"])
+        );
+        for bad in [
+            "--health-probe-bind-address=0",
+            "--health-probe-bind-address=:none",
+        ] {
+            let mut flags = ManagerFlags::new(strings(&[bad]));
+            assert!(flags.probe_address().is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `cargo xtask test`: provisions everything the tests need, then runs every test of the
-//! workspace against a real control plane: fmt, clippy, `manifests --check`, the tests, the
-//! doc tests, and last the slow tests (`#[ignore]`d ones).
+//! workspace against a real control plane: fmt, clippy, cargo-deny's dependency policy
+//! (when the workspace has a `deny.toml`), `manifests --check`, the tests, the doc tests, and
+//! last the slow tests (`#[ignore]`d ones).
 
 use std::process::Command;
 
@@ -24,6 +25,13 @@ pub fn run(args: Args) -> Result<()> {
     let controller_gen = tools::CONTROLLER_GEN.install()?;
     let kustomize = tools::KUSTOMIZE.install()?;
     let promtool = tools::PROMTOOL.install()?;
+    let root = crate::workspace_root();
+    // A project without a deny.toml (a new one made by `init`) has no policy to check.
+    let cargo_deny = root
+        .join("deny.toml")
+        .is_file()
+        .then(|| tools::CARGO_DENY.install())
+        .transpose()?;
     // The chart tests' helm is the one cert-manager's chart is installed with: one helm,
     // built in cert-manager's module (its dependencies are cert-manager's).
     let helm = crate::certmanager::helm()?;
@@ -32,7 +40,6 @@ pub fn run(args: Args) -> Result<()> {
     unsafe { std::env::set_var(assets::ASSETS_ENV, &assets) };
     report_startup_time()?;
 
-    let root = crate::workspace_root();
     step(
         "cargo fmt --check",
         crate::cargo()
@@ -52,6 +59,17 @@ pub fn run(args: Args) -> Result<()> {
             "warnings",
         ]),
     )?;
+    if let Some(cargo_deny) = &cargo_deny {
+        // deny.toml's policy: licenses, banned and wildcard versions, crates.io as the only
+        // source. `--locked`: the tree checked is the one Cargo.lock pins. No advisories:
+        // their database is fetched from the network.
+        step(
+            "cargo deny check bans licenses sources",
+            Command::new(cargo_deny)
+                .current_dir(&root)
+                .args(["--locked", "check", "bans", "licenses", "sources"]),
+        )?;
+    }
 
     // The generated manifests must match the declarations (CI fails on drift).
     eprintln!("xtask: manifests --check");

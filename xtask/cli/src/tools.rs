@@ -1,6 +1,8 @@
-//! Go tools used as real peers in the tests (controller-gen, kustomize, and Prometheus'
-//! promtool, which checks the metrics exposition), installed with `go install` from the Go
-//! module proxy into a versioned cache.
+//! The tools the tests run: Go tools used as real peers (controller-gen, kustomize, and
+//! Prometheus' promtool, which checks the metrics exposition), installed with `go install`
+//! from the Go module proxy, and cargo-deny, installed with `cargo install` from crates.io.
+//! Each goes into a versioned directory of the cache, outside `target/`, so that `cargo
+//! clean` keeps it and a new version is a new directory.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -51,12 +53,10 @@ pub const PROMTOOL: Tool = Tool {
 impl Tool {
     /// The tool's path: `$<ENV>` when set, else the cache, installing it there first.
     pub fn install(&self) -> Result<PathBuf> {
-        if let Some(path) = std::env::var_os(self.env).filter(|p| !p.is_empty()) {
-            return Ok(path.into());
+        if let Some(path) = given(self.env) {
+            return Ok(path);
         }
-        let bin_dir = assets::cache_root()
-            .join("tools")
-            .join(format!("{}-{}", self.binary, self.version));
+        let bin_dir = cache_dir(self.binary, self.version);
         let path = bin_dir.join(self.binary);
         if path.is_file() {
             return Ok(path);
@@ -78,4 +78,70 @@ impl Tool {
         }
         Ok(path)
     }
+}
+
+/// A cargo subcommand from crates.io pinned to one version.
+pub struct CargoTool {
+    /// The crate, which is also the binary's name.
+    pub name: &'static str,
+    /// The variable that, when set, gives the binary's path instead of the cache.
+    pub env: &'static str,
+    /// The crate version installed.
+    pub version: &'static str,
+}
+
+/// cargo-deny, which checks the dependency tree's licenses, bans and sources against
+/// `deny.toml`. Its cold install takes about 3 minutes on two cores.
+pub const CARGO_DENY: CargoTool = CargoTool {
+    name: "cargo-deny",
+    env: "CARGO_DENY",
+    version: "0.20.2",
+};
+
+impl CargoTool {
+    /// The tool's path: `$<ENV>` when set, else the cache, installing it there first with
+    /// `cargo install --locked` (the crate's own lock file: the versions its release was
+    /// tested with).
+    pub fn install(&self) -> Result<PathBuf> {
+        if let Some(path) = given(self.env) {
+            return Ok(path);
+        }
+        let root = cache_dir(self.name, self.version);
+        let path = root.join("bin").join(self.name);
+        if path.is_file() {
+            return Ok(path);
+        }
+        eprintln!(
+            "xtask: cargo install --locked {}@{}",
+            self.name, self.version
+        );
+        let status = crate::cargo()
+            .args(["install", "--locked", "--version", self.version, self.name])
+            .arg("--root")
+            .arg(&root)
+            .status()
+            .context("running `cargo install`")?;
+        if !status.success() {
+            bail!(
+                "`cargo install {}@{}` failed ({status})",
+                self.name,
+                self.version
+            );
+        }
+        Ok(path)
+    }
+}
+
+/// `$<env>`, when set and not empty: a binary given instead of the cached one.
+fn given(env: &str) -> Option<PathBuf> {
+    std::env::var_os(env)
+        .filter(|path| !path.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The directory of one version of a tool in the cache.
+fn cache_dir(name: &str, version: &str) -> PathBuf {
+    assets::cache_root()
+        .join("tools")
+        .join(format!("{name}-{version}"))
 }

@@ -381,6 +381,12 @@ kind: Namespace
 metadata:
   labels:
     control-plane: controller-manager
+    # Pod Security Admission refuses any pod here that breaks the "restricted" standard
+    # (the manager's pod below meets it), and warns when a Deployment's template would not.
+    pod-security.kubernetes.io/enforce: restricted
+    pod-security.kubernetes.io/enforce-version: latest
+    pod-security.kubernetes.io/warn: restricted
+    pod-security.kubernetes.io/warn-version: latest
   name: system
 ---
 apiVersion: apps/v1
