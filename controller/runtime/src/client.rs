@@ -1,6 +1,7 @@
 //! A small HTTP/1.1 client for this crate's own servers, over plain TCP or TLS trusting a
 //! given CA: what benchmarks and tests use to call the webhook, metrics and probe
-//! servers directly, and to see which certificate a server presents.
+//! servers directly, to see which certificate a server presents, and to write bytes no
+//! HTTP client would ([`HttpClient::stream`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -12,10 +13,12 @@ use hyper::client::conn::http1;
 use hyper_util::rt::TokioIo;
 use rustls::DigitallySignedStruct;
 use rustls::SignatureScheme;
+use rustls::SupportedProtocolVersion;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature};
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
@@ -50,7 +53,14 @@ struct Tls {
     /// `None` accepts any certificate (`curl -k`), for self-signed servers.
     roots: Option<Arc<rustls::RootCertStore>>,
     server_name: ServerName<'static>,
+    /// `None` offers rustls' safe defaults (TLS 1.2 and 1.3).
+    version: Option<&'static SupportedProtocolVersion>,
 }
+
+/// The bytes of one connection, after the TLS handshake on an HTTPS client.
+pub trait ByteStream: AsyncRead + AsyncWrite + Send + Unpin {}
+
+impl<T: AsyncRead + AsyncWrite + Send + Unpin> ByteStream for T {}
 
 /// What a TLS handshake showed of the server.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,6 +108,7 @@ impl HttpClient {
             tls: Some(Tls {
                 roots: Some(Arc::new(roots)),
                 server_name: ServerName::IpAddress(addr.ip().into()),
+                version: None,
             }),
         })
     }
@@ -111,8 +122,30 @@ impl HttpClient {
             tls: Some(Tls {
                 roots: None,
                 server_name: ServerName::IpAddress(addr.ip().into()),
+                version: None,
             }),
         }
+    }
+
+    /// The same client offering only `version` (`&rustls::version::TLS12`, say), to see
+    /// which versions a server accepts.
+    ///
+    /// # Panics
+    /// When the client is plain HTTP.
+    #[must_use]
+    pub fn with_tls_version(mut self, version: &'static SupportedProtocolVersion) -> Self {
+        let tls = self.tls.as_mut().expect("a TLS version needs a TLS client");
+        tls.version = Some(version);
+        self
+    }
+
+    /// Opens a connection (and does the TLS handshake) for a caller that writes and reads
+    /// the bytes itself: malformed requests, stalled ones.
+    pub async fn stream(&self) -> Result<Box<dyn ByteStream>, ClientError> {
+        Ok(match &self.tls {
+            None => Box::new(TcpStream::connect(self.addr).await?),
+            Some(tls) => Box::new(self.tls_stream(tls, &[b"http/1.1"]).await?),
+        })
     }
 
     /// A TLS handshake offering the `alpn` protocols, to see what the server presents.
@@ -172,9 +205,12 @@ impl HttpClient {
         alpn: &[&[u8]],
     ) -> Result<tokio_rustls::client::TlsStream<TcpStream>, ClientError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
-            .with_safe_default_protocol_versions()
-            .expect("the ring provider supports the default protocol versions");
+        let builder = rustls::ClientConfig::builder_with_provider(provider.clone());
+        let builder = match tls.version {
+            Some(version) => builder.with_protocol_versions(&[version]),
+            None => builder.with_safe_default_protocol_versions(),
+        }
+        .expect("the ring provider supports TLS 1.2 and 1.3");
         let mut config = match &tls.roots {
             Some(roots) => builder.with_root_certificates(roots.clone()),
             None => builder

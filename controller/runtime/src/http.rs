@@ -1,6 +1,25 @@
 //! The HTTP(S) plumbing shared by the probe, metrics and webhook servers: hyper 1 on a
 //! bound listener, optional TLS whose certificate is re-read when its files change, HTTP/2
 //! only when asked for, and a graceful stop that lets requests in flight finish.
+//!
+//! What a client that sends bad input or sends slowly gets, on every server:
+//! - request heads (request line and headers, HTTP/1.1) must arrive within
+//!   [`HEADER_READ_TIMEOUT`], 32 s as controller-runtime's and the apiserver's own servers;
+//!   the clock also runs while a keep-alive connection waits for its next request, so idle
+//!   connections are closed after it. A head over hyper's buffer (~400 KiB) or of more than
+//!   100 headers gets 431, a malformed one 400, and the connection is closed;
+//! - a body read by a handler ([`read_body`]) must arrive within [`BODY_READ_TIMEOUT`], 30 s
+//!   (the apiserver gives up on a webhook after at most 30 s, so a slower body is for a
+//!   request nobody waits for), and is refused with 413 above the handler's limit, as soon
+//!   as its `Content-Length` says so or, without one, once that many bytes have come: never
+//!   more than the limit is held;
+//! - on a TLS port, the handshake must be done within [`HANDSHAKE_TIMEOUT`], 10 s; TLS 1.2
+//!   and 1.3 only; plain HTTP is answered 400 and closed (as Go's servers do), anything
+//!   else that is not TLS is closed with rustls' alert.
+//!
+//! HTTP/2, off unless `--enable-http2`, has no head timeout in hyper; its bodies are
+//! bounded as above. None of these ends more than the one connection: the server goes on
+//! accepting.
 
 use std::convert::Infallible;
 use std::fs;
@@ -13,18 +32,22 @@ use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode, header};
-use http_body_util::Full;
-use hyper::body::Incoming;
+use http_body_util::{BodyExt as _, Full, LengthLimitError, Limited};
+use hyper::body::{Body as _, Incoming};
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
+use rustls::SupportedProtocolVersion;
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::server::{ClientHello, ResolvesServerCert};
 use rustls::sign::CertifiedKey;
-use tokio::net::TcpListener;
+use rustls::version::{TLS12, TLS13};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{TcpListener, TcpStream};
 use tokio_rustls::TlsAcceptor;
+use tokio_rustls::server::TlsStream;
 use tokio_util::sync::CancellationToken;
 
 use crate::certs::CertPair;
@@ -33,7 +56,17 @@ use crate::certs::CertPair;
 pub type Body = Full<Bytes>;
 
 /// How long a client may take for its TLS handshake before the connection is dropped.
-const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a connection may take to send a request head, or wait idle for the next one.
+pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(32);
+/// How long a handler waits for a whole request body.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// The TLS versions served: TLS 1.0 and 1.1 are refused with a `protocol_version` alert.
+/// Named rather than left to rustls' defaults so that the floor is this crate's decision.
+const TLS_VERSIONS: &[&SupportedProtocolVersion] = &[&TLS13, &TLS12];
+/// What a plain-HTTP request to a TLS port is answered, so that whoever misconfigured
+/// the client reads why instead of a TLS alert.
+const PLAIN_HTTP_REFUSAL: &[u8] = b"HTTP/1.0 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\nThis port serves HTTPS: the request was sent as plain HTTP.\n";
 /// How long a stopping server waits for requests in flight.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -77,10 +110,7 @@ pub async fn serve(
     handler: impl Handler,
     stop: CancellationToken,
 ) {
-    let mut builder = auto::Builder::new(TokioExecutor::new());
-    if !enable_http2 {
-        builder = builder.http1_only();
-    }
+    let builder = connection_builder(enable_http2);
     let graceful = GracefulShutdown::new();
     loop {
         let (stream, peer) = tokio::select! {
@@ -104,31 +134,19 @@ pub async fn serve(
                 let handler = handler.clone();
                 async move { Ok::<_, Infallible>(handler.handle(request).await) }
             });
-            let result =
-                match tls {
-                    None => {
-                        let connection = builder.serve_connection(TokioIo::new(stream), service);
-                        watcher.watch(connection.into_owned()).await
-                    }
-                    Some(acceptor) => {
-                        let stream =
-                            match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream))
-                                .await
-                            {
-                                Ok(Ok(stream)) => stream,
-                                Ok(Err(err)) => {
-                                    tracing::debug!(%peer, error = %err, "TLS handshake failed");
-                                    return;
-                                }
-                                Err(_) => {
-                                    tracing::debug!(%peer, "TLS handshake timed out");
-                                    return;
-                                }
-                            };
-                        let connection = builder.serve_connection(TokioIo::new(stream), service);
-                        watcher.watch(connection.into_owned()).await
-                    }
-                };
+            let result = match tls {
+                None => {
+                    let connection = builder.serve_connection(TokioIo::new(stream), service);
+                    watcher.watch(connection.into_owned()).await
+                }
+                Some(acceptor) => {
+                    let Some(stream) = accept_tls(&acceptor, stream, peer).await else {
+                        return;
+                    };
+                    let connection = builder.serve_connection(TokioIo::new(stream), service);
+                    watcher.watch(connection.into_owned()).await
+                }
+            };
             if let Err(err) = result {
                 tracing::debug!(%peer, error = %err, "connection ended with an error");
             }
@@ -143,12 +161,71 @@ pub async fn serve(
     }
 }
 
+/// HTTP/1.1 with the head timeout (and HTTP/2 beside it when enabled).
+fn connection_builder(enable_http2: bool) -> auto::Builder<TokioExecutor> {
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    // hyper only enforces its timeouts with a timer.
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
+    if enable_http2 {
+        builder
+    } else {
+        builder.http1_only()
+    }
+}
+
+/// The TLS stream of a connection, or `None` when the client does not complete a
+/// handshake within [`HANDSHAKE_TIMEOUT`] (plain HTTP, garbage, an old TLS version).
+async fn accept_tls(
+    acceptor: &TlsAcceptor,
+    mut stream: TcpStream,
+    peer: std::net::SocketAddr,
+) -> Option<TlsStream<TcpStream>> {
+    let handshake = async {
+        if sends_plain_http(&stream).await {
+            refuse_plain_http(&mut stream).await;
+            return Err(io::Error::other("plain HTTP on the TLS port"));
+        }
+        acceptor.accept(stream).await
+    };
+    match tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake).await {
+        Ok(Ok(stream)) => Some(stream),
+        Ok(Err(err)) => {
+            tracing::debug!(%peer, error = %err, "TLS handshake failed");
+            None
+        }
+        Err(_) => {
+            tracing::debug!(%peer, "TLS handshake timed out");
+            None
+        }
+    }
+}
+
+/// Whether the first byte the client sent starts an HTTP method rather than a TLS
+/// record (whose first byte, the content type, is 20 to 24: never a letter).
+async fn sends_plain_http(stream: &TcpStream) -> bool {
+    let mut first = [0u8; 1];
+    matches!(stream.peek(&mut first).await, Ok(1) if first[0].is_ascii_alphabetic())
+}
+
+/// Answers a plain-HTTP request with [`PLAIN_HTTP_REFUSAL`] and closes the connection.
+async fn refuse_plain_http(stream: &mut TcpStream) {
+    // Read what has come of the request first: closing a socket with unread input resets
+    // the connection, and the client might lose the answer.
+    let mut request = [0u8; 4096];
+    let _ = stream.read(&mut request).await;
+    let _ = stream.write_all(PLAIN_HTTP_REFUSAL).await;
+    let _ = stream.shutdown().await;
+}
+
 /// A TLS acceptor for `certificates`, offering HTTP/2 in ALPN only when enabled.
 pub fn tls_acceptor(certificates: Arc<dyn ResolvesServerCert>, enable_http2: bool) -> TlsAcceptor {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("the ring provider supports the default protocol versions")
+        .with_protocol_versions(TLS_VERSIONS)
+        .expect("the ring provider supports TLS 1.2 and 1.3")
         .with_no_client_auth()
         .with_cert_resolver(certificates);
     config.alpn_protocols = if enable_http2 {
@@ -157,6 +234,44 @@ pub fn tls_acceptor(certificates: Arc<dyn ResolvesServerCert>, enable_http2: boo
         vec![b"http/1.1".to_vec()]
     };
     TlsAcceptor::from(Arc::new(config))
+}
+
+/// Why a request body was not read.
+#[derive(Debug, thiserror::Error)]
+pub enum BodyError {
+    #[error("request entity is too large; limit is {0} bytes")]
+    TooLarge(usize),
+    #[error("the request body did not arrive within {BODY_READ_TIMEOUT:?}")]
+    TimedOut,
+    #[error("cannot read the request body: {0}")]
+    Broken(String),
+}
+
+impl BodyError {
+    /// The status that answers the request: 413, 408 or 400.
+    pub fn status(&self) -> StatusCode {
+        match self {
+            BodyError::TooLarge(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            BodyError::TimedOut => StatusCode::REQUEST_TIMEOUT,
+            BodyError::Broken(_) => StatusCode::BAD_REQUEST,
+        }
+    }
+}
+
+/// The whole body of a request, of at most `limit` bytes, within [`BODY_READ_TIMEOUT`].
+/// A `Content-Length` over the limit is refused before anything of the body is read.
+pub async fn read_body(body: Incoming, limit: usize) -> Result<Bytes, BodyError> {
+    if body.size_hint().lower() > limit as u64 {
+        return Err(BodyError::TooLarge(limit));
+    }
+    let collected = tokio::time::timeout(BODY_READ_TIMEOUT, Limited::new(body, limit).collect())
+        .await
+        .map_err(|_| BodyError::TimedOut)?;
+    match collected {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(err) if err.is::<LengthLimitError>() => Err(BodyError::TooLarge(limit)),
+        Err(err) => Err(BodyError::Broken(err.to_string())),
+    }
 }
 
 /// Why a certificate could not be loaded.

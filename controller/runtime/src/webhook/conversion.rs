@@ -56,14 +56,7 @@ impl Conversions {
     pub(super) fn review(&self, body: &[u8], metrics: Option<&Metrics>) -> Response<Body> {
         let mut request = match parse(body) {
             Ok(request) => request,
-            Err(reason) => {
-                tracing::debug!(%reason, "bad conversion request");
-                let status = Status::failure(&reason, "BadRequest").with_code(400);
-                return review_response(
-                    StatusCode::BAD_REQUEST,
-                    ConversionResponse::invalid(status),
-                );
-            }
+            Err(reason) => return refused(StatusCode::BAD_REQUEST, &reason),
         };
         let desired = request.desired_api_version.clone();
         let objects = std::mem::take(&mut request.objects);
@@ -138,9 +131,18 @@ fn kept_metadata(mut received: Value, converted: &Value) -> Value {
     received
 }
 
+/// A ConversionReview refusing a request that is not one, with the HTTP status as its
+/// result's code.
+pub(super) fn refused(status: StatusCode, reason: &str) -> Response<Body> {
+    tracing::debug!(%status, %reason, "bad conversion request");
+    let result = Status::failure(reason, "BadRequest").with_code(status.as_u16());
+    review_response(status, ConversionResponse::invalid(result))
+}
+
 fn parse(body: &[u8]) -> Result<ConversionRequest, String> {
     let review: ConversionReview = serde_json::from_slice(body)
         .map_err(|err| format!("cannot decode the ConversionReview: {err}"))?;
+    super::check_review_type(&review.types, "apiextensions.k8s.io", "ConversionReview")?;
     ConversionRequest::try_from(review).map_err(|err| err.to_string())
 }
 

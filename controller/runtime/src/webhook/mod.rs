@@ -7,6 +7,15 @@
 //!
 //! Each path serves one admission webhook, or the conversion between the versions of the
 //! kinds registered with [`Webhooks::conversion`] (at `/convert`).
+//!
+//! A request that is not a review is answered with a review all the same (for the
+//! apiserver's logs), its HTTP status saying what is wrong: 405 for a method other than
+//! POST, 400 for a content type other than JSON, a body that does not decode, a review of
+//! another `apiVersion` or without a request, 413 for a body over
+//! [`MAX_ADMISSION_REVIEW_BYTES`] or [`MAX_CONVERSION_REVIEW_BYTES`], 408 for a body that
+//! does not arrive within [`BODY_READ_TIMEOUT`]. A review that decodes but
+//! that the webhook cannot judge (an object that does not fit the kind) is answered 200
+//! with a denial, as controller-runtime does.
 
 mod conversion;
 mod field;
@@ -23,32 +32,42 @@ use bytes::Bytes;
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
 use http::{Method, Request, Response, StatusCode, header};
-use http_body_util::{BodyExt as _, Limited};
 use hyper::body::Incoming;
 use k8s_openapi::api::authentication::v1::UserInfo;
 use kube::Resource;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
-use kube::core::{DynamicObject, Status};
+use kube::core::{DynamicObject, Status, TypeMeta};
 use kubebuilder::webhook::{Declared, Webhook};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+/// The timeouts of every server of the manager (webhooks, metrics, probes): a request
+/// head within [`HEADER_READ_TIMEOUT`] (32 s, also the longest a keep-alive connection
+/// stays idle), a body within [`BODY_READ_TIMEOUT`] (30 s), a TLS handshake within
+/// [`HANDSHAKE_TIMEOUT`] (10 s); a connection that overstays is closed.
+pub use crate::http::{BODY_READ_TIMEOUT, HANDSHAKE_TIMEOUT, HEADER_READ_TIMEOUT};
 pub use field::{FieldError, FieldErrorType, FieldPath, invalid_status};
 pub use install::{LoopbackRegistration, RegisteredWebhooks};
 
 use self::conversion::Conversions;
 use self::patch::defaulting_patch;
 use crate::controller::panic_message;
-use crate::http::{Body, respond, text};
+use crate::http::{Body, read_body, respond, text};
 use crate::metrics::Metrics;
 
 /// Warnings returned to the API client with an allowed request.
 pub type Warnings = Vec<String>;
 
-/// The largest AdmissionReview accepted (controller-runtime's limit): an object and its
-/// old version, each up to the apiserver's ~3 MiB.
-const MAX_REVIEW_BYTES: usize = 7 * 1024 * 1024;
+/// The largest AdmissionReview accepted (controller-runtime's limit): an update carries
+/// the object and its old version, each up to the apiserver's 3 MiB request limit, and
+/// the rest of the review is well under 1 MiB.
+pub const MAX_ADMISSION_REVIEW_BYTES: usize = 7 * 1024 * 1024;
+
+/// The largest ConversionReview accepted. The apiserver converts a whole page of a list
+/// in one review, so it is larger than the admission limit: a page of 500 objects
+/// (client-go's) of up to 64 KiB each.
+pub const MAX_CONVERSION_REVIEW_BYTES: usize = 32 * 1024 * 1024;
 
 /// What the apiserver says of the request being admitted, beside the object (what
 /// controller-runtime's `admission.RequestFromContext(ctx)` gives): who asks, for which
@@ -422,7 +441,7 @@ impl Webhooks {
             .metrics
             .as_ref()
             .map(|metrics| metrics.webhook_started(&path));
-        let response = match read_review_body(request).await {
+        let response = match read_review_body(request, endpoint.body_limit()).await {
             Ok(body) => match endpoint {
                 Endpoint::Admission(handler) => {
                     admit(handler.as_ref(), &body, self.metrics.as_ref()).await
@@ -431,7 +450,7 @@ impl Webhooks {
                     conversions.review(&body, self.metrics.as_ref())
                 }
             },
-            Err(refused) => refused,
+            Err((status, reason)) => endpoint.refuse(status, &reason),
         };
         if let Some(in_flight) = in_flight {
             in_flight.finish(response.status());
@@ -440,10 +459,31 @@ impl Webhooks {
     }
 }
 
-/// The body of a POSTed JSON review, or the response refusing the request.
-async fn read_review_body(request: Request<Incoming>) -> Result<Bytes, Response<Body>> {
+impl Endpoint {
+    fn body_limit(&self) -> usize {
+        match self {
+            Endpoint::Admission(_) => MAX_ADMISSION_REVIEW_BYTES,
+            Endpoint::Conversion(_) => MAX_CONVERSION_REVIEW_BYTES,
+        }
+    }
+
+    /// A request refused before its review was decoded, answered with a review of the
+    /// endpoint's kind.
+    fn refuse(&self, status: StatusCode, reason: &str) -> Response<Body> {
+        match self {
+            Endpoint::Admission(_) => refused(status, reason),
+            Endpoint::Conversion(_) => conversion::refused(status, reason),
+        }
+    }
+}
+
+/// The body of a POSTed JSON review, or the status and reason refusing the request.
+async fn read_review_body(
+    request: Request<Incoming>,
+    limit: usize,
+) -> Result<Bytes, (StatusCode, String)> {
     if request.method() != Method::POST {
-        return Err(text(StatusCode::METHOD_NOT_ALLOWED, "webhooks take POST\n"));
+        return Err((StatusCode::METHOD_NOT_ALLOWED, "webhooks take POST".into()));
     }
     let is_json = request
         .headers()
@@ -456,15 +496,14 @@ async fn read_review_body(request: Request<Incoming>) -> Result<Bytes, Response<
                 .is_some_and(|media| media.trim() == "application/json")
         });
     if !is_json {
-        return Err(bad_request("contentType must be application/json"));
+        return Err((
+            StatusCode::BAD_REQUEST,
+            "contentType must be application/json".into(),
+        ));
     }
-    match Limited::new(request.into_body(), MAX_REVIEW_BYTES)
-        .collect()
+    read_body(request.into_body(), limit)
         .await
-    {
-        Ok(body) => Ok(body.to_bytes()),
-        Err(err) => Err(bad_request(&format!("cannot read the request body: {err}"))),
-    }
+        .map_err(|err| (err.status(), err.to_string()))
 }
 
 /// Answers an AdmissionReview with `handler`; a panic of the handler is answered with a
@@ -472,7 +511,7 @@ async fn read_review_body(request: Request<Incoming>) -> Result<Bytes, Response<
 async fn admit(handler: &dyn Admit, body: &[u8], metrics: Option<&Metrics>) -> Response<Body> {
     let request = match parse_review(body) {
         Ok(request) => request,
-        Err(reason) => return bad_request(&reason),
+        Err(reason) => return refused(StatusCode::BAD_REQUEST, &reason),
     };
     let if_panicked = AdmissionResponse::from(&request);
     let (uid, path) = (request.uid.clone(), request.resource.resource.clone());
@@ -498,14 +537,32 @@ async fn admit(handler: &dyn Admit, body: &[u8], metrics: Option<&Metrics>) -> R
 fn parse_review(body: &[u8]) -> Result<AdmissionRequest<DynamicObject>, String> {
     let review: AdmissionReview<DynamicObject> = serde_json::from_slice(body)
         .map_err(|err| format!("cannot decode the AdmissionReview: {err}"))?;
+    check_review_type(&review.types, "admission.k8s.io", "AdmissionReview")?;
     review
         .try_into()
         .map_err(|_| "the AdmissionReview has no request".to_owned())
 }
 
-fn bad_request(reason: &str) -> Response<Body> {
-    tracing::debug!(%reason, "bad admission request");
-    review_response(StatusCode::BAD_REQUEST, AdmissionResponse::invalid(reason))
+/// Refuses a review that is not a `kind` of `group`/v1 or v1beta1: v1beta1 has the same
+/// fields, and the response is written in the version of the request.
+fn check_review_type(types: &TypeMeta, group: &str, kind: &str) -> Result<(), String> {
+    let version = types.api_version.strip_prefix(group).unwrap_or_default();
+    if types.kind == kind && matches!(version, "/v1" | "/v1beta1") {
+        return Ok(());
+    }
+    Err(format!(
+        "expected {kind} {group}/v1, got {} {}",
+        types.api_version, types.kind
+    ))
+}
+
+/// An AdmissionReview refusing a request that is not one, with the HTTP status as its
+/// result's code.
+fn refused(status: StatusCode, reason: &str) -> Response<Body> {
+    tracing::debug!(%status, %reason, "bad admission request");
+    let mut response = AdmissionResponse::invalid(reason);
+    response.result = response.result.with_code(status.as_u16());
+    review_response(status, response)
 }
 
 fn review_response(status: StatusCode, response: AdmissionResponse) -> Response<Body> {
@@ -978,10 +1035,16 @@ mod tests {
     }
 
     #[test]
-    fn reviews_without_a_request_are_refused() {
+    fn reviews_without_a_request_or_of_another_version_are_refused() {
         let err = parse_review(br#"{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview"}"#)
             .unwrap_err();
         assert_eq!(err, "the AdmissionReview has no request");
+        let err =
+            parse_review(br#"{"apiVersion":"apps/v1","kind":"AdmissionReview"}"#).unwrap_err();
+        assert_eq!(
+            err,
+            "expected AdmissionReview admission.k8s.io/v1, got apps/v1 AdmissionReview"
+        );
         let err = parse_review(b"{not json").unwrap_err();
         assert!(
             err.starts_with("cannot decode the AdmissionReview"),
