@@ -18,15 +18,26 @@
 //! from every object unless the manager runs with `--cache-keep-managed-fields`: they
 //! are most of a small object's memory (each entry a tree of field names), and a
 //! reconciler that applies server-side does not read them.
+//!
+//! A synced cache is current only while it is connected: [`Cache::connected`] reports the
+//! informers whose last request to the apiserver failed or has waited too long for an
+//! answer (the apiserver down, permission to watch revoked), and an apiserver that says it
+//! is not ready (its etcd down: watches stay open then, but nothing can be written). The
+//! controllers' readiness checks show it on `/readyz` until both are back.
 
 use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::time::Duration;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
+use futures::future::BoxFuture;
 use futures::{Stream, StreamExt as _};
+use http::{Request, Response, StatusCode};
+use http_body_util::BodyExt as _;
 use kube::api::Api;
+use kube::client::Body;
 use kube::core::{ClusterResourceScope, NamespaceResourceScope, Selector, SelectorExt as _};
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher::{self, Event, watcher};
@@ -40,6 +51,18 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 /// [`CacheError::NotSynced`]: long enough for a start-up, short enough to surface a watch
 /// that keeps failing (no permission to list the kind, say).
 pub const READ_SYNC_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long an informer's request may wait for the apiserver's answer before the cache
+/// counts as disconnected: a watch is answered at once (its events come later), so only a
+/// stuck apiserver (its etcd down) takes this long; short gaps, such as a watch renewed at
+/// its timeout, are not reported.
+pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long the apiserver may take to answer `/readyz` for [`Cache::connected`].
+const READYZ_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long an answer of the apiserver's `/readyz` stands: however often the manager's own
+/// probes are polled, the apiserver is asked at most this often.
+const READYZ_REUSE: Duration = Duration::from_secs(1);
 
 /// The bounds of a kind the cache holds.
 pub trait CachedKind:
@@ -148,6 +171,10 @@ struct Inner {
     managed_fields: ManagedFields,
     /// `TypeId` of `K` → `Arc<KindCache<K>>`.
     kinds: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+    /// The connection of every informer started, for [`Cache::connected`].
+    links: Mutex<Vec<Arc<Link>>>,
+    /// The apiserver's last answer to `/readyz`, and when it came; one question at a time.
+    apiserver_ready: tokio::sync::Mutex<Option<(Instant, Result<(), String>)>>,
     stop: CancellationToken,
     /// Stops every informer when the last handle goes.
     _stop_on_drop: DropGuard,
@@ -219,6 +246,8 @@ impl Cache {
                 namespaces,
                 managed_fields,
                 kinds: Mutex::new(HashMap::new()),
+                links: Mutex::new(Vec::new()),
+                apiserver_ready: tokio::sync::Mutex::new(None),
                 _stop_on_drop: stop.clone().drop_guard(),
                 stop,
             }),
@@ -228,6 +257,57 @@ impl Cache {
     /// Stops every informer (at manager shutdown).
     pub(crate) fn stop(&self) {
         self.inner.stop.cancel();
+    }
+
+    /// Whether the cache is connected: every informer started had its last request to the
+    /// apiserver answered with success (or waiting for less than [`ANSWER_TIMEOUT`]), and
+    /// the apiserver's `/readyz` passes (asked at most once a second). The error names each
+    /// informer that is not connected, and why the apiserver is not ready.
+    pub async fn connected(&self) -> Result<(), String> {
+        let now = Instant::now();
+        let mut failures: Vec<String> = lock(&self.inner.links)
+            .iter()
+            .filter_map(|link| link.check(now).err())
+            .collect();
+        if let Err(why) = self.apiserver_ready().await {
+            failures.push(why);
+        }
+        if failures.is_empty() {
+            Ok(())
+        } else {
+            Err(failures.join("; "))
+        }
+    }
+
+    /// The apiserver's verdict on itself, reused for [`READYZ_REUSE`].
+    async fn apiserver_ready(&self) -> Result<(), String> {
+        let mut last = self.inner.apiserver_ready.lock().await;
+        if let Some((at, verdict)) = &*last
+            && at.elapsed() < READYZ_REUSE
+        {
+            return verdict.clone();
+        }
+        let verdict = tokio::time::timeout(READYZ_TIMEOUT, apiserver_readyz(&self.inner.client))
+            .await
+            .unwrap_or_else(|_| {
+                Err(format!(
+                    "the apiserver did not answer /readyz within {} s",
+                    READYZ_TIMEOUT.as_secs()
+                ))
+            });
+        *last = Some((Instant::now(), verdict.clone()));
+        verdict
+    }
+
+    /// A new informer's link, registered for [`Cache::connected`].
+    fn link<K: CachedKind>(&self, namespace: Option<&str>) -> Arc<Link> {
+        let what = match namespace {
+            Some(namespace) => format!("the watch of {} in {namespace:?}", K::kind(&())),
+            None => format!("the watch of {}", K::kind(&())),
+        };
+        let link = Arc::new(Link::new(what));
+        lock(&self.inner.links).push(link.clone());
+        link
     }
 
     /// Indexes `K` by the values `extract` returns for each object, under `index`
@@ -415,7 +495,9 @@ impl<K: CachedKind> KindCache<K> {
             scopes
                 .into_iter()
                 .map(|namespace| {
+                    let link = cache.link::<K>(namespace.as_deref());
                     Informer::start(
+                        link,
                         &cache.inner.client,
                         namespace,
                         Arc::new(settings.indexes.clone()),
@@ -469,6 +551,7 @@ struct InformerState<K: CachedKind> {
 
 impl<K: CachedKind> Informer<K> {
     fn start(
+        link: Arc<Link>,
         client: &Client,
         namespace: Option<String>,
         extractors: Arc<BTreeMap<String, Extractor<K>>>,
@@ -487,11 +570,16 @@ impl<K: CachedKind> Informer<K> {
                 synced: false,
             }),
         });
-        let api = K::Scope::api::<K>(client.clone(), informer.namespace.as_deref());
+        let client = link.observe(client.clone());
+        let api = K::Scope::api::<K>(client, informer.namespace.as_deref());
+        // An expired watch (410 Gone) is the protocol asking for a relist, which the watcher
+        // starts at once: not a failure to back off from. Left in, the relist would wait out
+        // the back-off an outage has grown (up to 30 s) after the apiserver is back.
         let events = watcher(api, watcher::Config::default())
+            .filter(|event| std::future::ready(!is_expired(event)))
             .default_backoff()
             .modify(move |object| trim.apply(object));
-        tokio::spawn(informer.clone().pump(events, writer, stop));
+        tokio::spawn(informer.clone().pump(events, writer, link, stop));
         informer
     }
 
@@ -500,6 +588,7 @@ impl<K: CachedKind> Informer<K> {
         self: Arc<Self>,
         events: impl Stream<Item = Result<Event<K>, watcher::Error>> + Send,
         mut writer: Writer<K>,
+        link: Arc<Link>,
         stop: CancellationToken,
     ) {
         let mut events = std::pin::pin!(events);
@@ -509,9 +598,15 @@ impl<K: CachedKind> Informer<K> {
                 event = events.next() => event,
             };
             match event {
-                Some(Ok(event)) => self.apply(&mut writer, event),
+                Some(Ok(event)) => {
+                    // An event is proof that the watch works, whatever failed before.
+                    link.delivered();
+                    self.apply(&mut writer, event);
+                }
                 Some(Err(error)) => {
                     tracing::warn!(kind = %K::kind(&()), namespace = ?self.namespace, %error, "watch failed; retrying");
+                    // Also an error inside an answered watch (its stream ended badly).
+                    link.failed(error.to_string());
                     lock(&self.state).last_error = Some(error.to_string());
                 }
                 None => return,
@@ -659,6 +754,150 @@ impl<K: CachedKind> InformerState<K> {
     fn dispatch(&mut self, object: &Arc<K>) {
         self.subscribers
             .retain(|subscriber| subscriber.send(object.clone()).is_ok());
+    }
+}
+
+/// Whether the watch of `event` has expired: its resource version is too old (410 Gone).
+fn is_expired<K>(event: &Result<Event<K>, watcher::Error>) -> bool {
+    matches!(event, Err(watcher::Error::WatchError(status)) if status.code == 410)
+}
+
+/// The apiserver's `/readyz`: ready, or why not (its failing checks, such as etcd's). A
+/// refusal (401, 403: a cluster that does not let every user read `/readyz`) proves that
+/// the apiserver answers, which is all that can be known then.
+async fn apiserver_readyz(client: &Client) -> Result<(), String> {
+    let request = Request::get("/readyz")
+        .body(Body::from(Vec::new()))
+        .map_err(|error| error.to_string())?;
+    let response = client
+        .send(request)
+        .await
+        .map_err(|error| format!("the apiserver is unreachable: {error}"))?;
+    let status = response.status();
+    if status.is_success() || [StatusCode::UNAUTHORIZED, StatusCode::FORBIDDEN].contains(&status) {
+        return Ok(());
+    }
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .map(|body| body.to_bytes());
+    let failing: Vec<String> = body
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+        .unwrap_or_default()
+        .lines()
+        .filter(|line| line.starts_with("[-]"))
+        .map(str::to_owned)
+        .collect();
+    Err(format!(
+        "the apiserver is not ready ({status}){}",
+        if failing.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", failing.join(", "))
+        }
+    ))
+}
+
+/// What the apiserver last did with one informer's requests (its lists and watches, one
+/// at a time): whether the informer is connected.
+struct Link {
+    /// The informer, for messages.
+    what: String,
+    state: Mutex<LinkState>,
+}
+
+#[derive(Default)]
+struct LinkState {
+    /// When the request waiting for its answer was sent.
+    waiting_since: Option<Instant>,
+    /// Why the latest answered request failed, if it did.
+    failure: Option<String>,
+}
+
+impl Link {
+    fn new(what: String) -> Self {
+        Self {
+            what,
+            state: Mutex::new(LinkState::default()),
+        }
+    }
+
+    /// `client`, reporting each request's fate here.
+    fn observe(self: &Arc<Self>, client: Client) -> Client {
+        let namespace = client.default_namespace().to_owned();
+        Client::new(
+            Observed {
+                client,
+                link: self.clone(),
+            },
+            namespace,
+        )
+    }
+
+    fn sent(&self, at: Instant) {
+        lock(&self.state).waiting_since.get_or_insert(at);
+    }
+
+    /// A request answered: success clears any failure, anything else is one.
+    fn answered(&self, failure: Option<String>) {
+        let mut state = lock(&self.state);
+        state.waiting_since = None;
+        state.failure = failure;
+    }
+
+    fn failed(&self, why: String) {
+        lock(&self.state).failure = Some(why);
+    }
+
+    fn delivered(&self) {
+        lock(&self.state).failure = None;
+    }
+
+    fn check(&self, now: Instant) -> Result<(), String> {
+        let state = lock(&self.state);
+        if let Some(failure) = &state.failure {
+            return Err(format!("{} is failing: {failure}", self.what));
+        }
+        match state.waiting_since {
+            Some(since) if now.saturating_duration_since(since) > ANSWER_TIMEOUT => Err(format!(
+                "{} has waited {} s for the apiserver",
+                self.what,
+                now.saturating_duration_since(since).as_secs()
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The manager's client as an informer uses it, each request reported to its [`Link`].
+#[derive(Clone)]
+struct Observed {
+    client: Client,
+    link: Arc<Link>,
+}
+
+impl tower::Service<Request<Body>> for Observed {
+    type Response = Response<Body>;
+    type Error = kube::Error;
+    type Future = BoxFuture<'static, Result<Response<Body>, kube::Error>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), kube::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: Request<Body>) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move {
+            this.link.sent(Instant::now());
+            let result = this.client.send(request).await;
+            this.link.answered(match &result {
+                Ok(response) if response.status().is_success() => None,
+                Ok(response) => Some(format!("the apiserver answered {}", response.status())),
+                Err(error) => Some(error.to_string()),
+            });
+            result
+        })
     }
 }
 

@@ -217,10 +217,11 @@ impl ControllerContext {
         self.stop.clone().cancelled_owned()
     }
 
-    /// Reports the controller ready (its caches have synced). [`ControllerContext::run`]
+    /// Reports the controller ready (its caches have synced); it stays ready while the
+    /// manager's cache is connected ([`Cache::connected`]). [`ControllerContext::run`]
     /// does this itself; a controller started by other means must call it.
     pub fn set_ready(&self) {
-        self.readiness.set_ready();
+        self.readiness.set_ready(&self.cache);
     }
 
     /// The controller's reconcile metrics.

@@ -2,11 +2,13 @@
 //! its named checks, answering `ok` when all pass and a line per check with 500 when one
 //! fails (`?verbose` lists them on success too); `/healthz/<name>` and `/readyz/<name>`
 //! run one check. Readiness also waits for every running controller to report its cache
-//! synced. Custom checks come from [`Manager::add_healthz_check`] and
+//! synced, and fails while that cache is disconnected (a watch failing, the apiserver down
+//! or not ready: see [`Cache::connected`]). Custom checks come from [`Manager::add_healthz_check`] and
 //! [`Manager::add_readyz_check`]; [`ping`] is controller-runtime's `healthz.Ping`.
 //!
 //! [`Manager::add_healthz_check`]: crate::Manager::add_healthz_check
 //! [`Manager::add_readyz_check`]: crate::Manager::add_readyz_check
+//! [`Cache::connected`]: crate::cache::Cache::connected
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -17,6 +19,7 @@ use futures::future::BoxFuture;
 use http::{Method, Request, Response, StatusCode};
 use hyper::body::Incoming;
 
+use crate::cache::Cache;
 use crate::http::{Body, text};
 
 /// A check's verdict: why it fails, if it does.
@@ -31,9 +34,10 @@ type Checker = Arc<dyn Fn() -> BoxFuture<'static, CheckResult> + Send + Sync>;
 
 #[derive(Clone)]
 enum Check {
-    /// A running controller: ready once its cache has synced.
+    /// A running controller: ready once its cache has synced (`Some`), and then while
+    /// that cache is connected.
     Controller {
-        synced: bool,
+        synced: Option<Cache>,
     },
     Custom(Checker),
 }
@@ -41,8 +45,10 @@ enum Check {
 impl Check {
     async fn run(&self) -> CheckResult {
         match self {
-            Check::Controller { synced: true } => Ok(()),
-            Check::Controller { synced: false } => Err("cache not synced".to_owned()),
+            Check::Controller {
+                synced: Some(cache),
+            } => cache.connected().await,
+            Check::Controller { synced: None } => Err("cache not synced".to_owned()),
             Check::Custom(checker) => checker().await,
         }
     }
@@ -73,7 +79,7 @@ impl Checks {
     /// it. Dropping the handle removes the check (the controller stopped).
     pub(crate) fn register_controller(&self, name: &str) -> ReadinessHandle {
         self.lock()
-            .insert(name.to_owned(), Check::Controller { synced: false });
+            .insert(name.to_owned(), Check::Controller { synced: None });
         ReadinessHandle {
             checks: self.clone(),
             name: name.to_owned(),
@@ -119,11 +125,12 @@ pub(crate) struct ReadinessHandle {
 }
 
 impl ReadinessHandle {
-    /// Marks the controller ready (its cache has synced).
-    pub(crate) fn set_ready(&self) {
-        self.checks
-            .lock()
-            .insert(self.name.clone(), Check::Controller { synced: true });
+    /// Marks the controller ready: `cache` has synced, and stays current while connected.
+    pub(crate) fn set_ready(&self, cache: &Cache) {
+        let check = Check::Controller {
+            synced: Some(cache.clone()),
+        };
+        self.checks.lock().insert(self.name.clone(), check);
     }
 }
 
@@ -208,7 +215,27 @@ fn report(endpoint: &str, results: &[(String, CheckResult)], passed: bool) -> St
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    use k8s_openapi::api::core::v1::ConfigMap;
+
     use super::*;
+    use crate::cache::ManagedFields;
+
+    /// A cache of namespace `ns` whose apiserver answers every request with `status` and
+    /// `body`, or refuses every connection (`None`).
+    fn cache_of_apiserver(answer: Option<(u16, &'static str)>) -> Cache {
+        let apiserver = tower::service_fn(move |_: Request<kube::client::Body>| async move {
+            let (status, body) = answer.ok_or(std::io::Error::other("connection refused"))?;
+            let response = Response::builder()
+                .status(status)
+                .body(kube::client::Body::from(body.as_bytes().to_vec()))
+                .unwrap();
+            Ok::<_, std::io::Error>(response)
+        });
+        let client = kube::Client::new(apiserver, "ns");
+        Cache::new(client, Arc::from(["ns".to_owned()]), ManagedFields::Dropped)
+    }
 
     async fn summary(checks: &Checks) -> (bool, String) {
         let results = checks.run(None).await.unwrap();
@@ -223,7 +250,8 @@ mod tests {
         let first = checks.register_controller("first");
         let second = checks.register_controller("second");
         assert!(!summary(&checks).await.0);
-        first.set_ready();
+        let cache = cache_of_apiserver(Some((200, "ok")));
+        first.set_ready(&cache);
         assert_eq!(
             summary(&checks).await,
             (
@@ -231,7 +259,7 @@ mod tests {
                 "[+]first ok\n[-]second failed: cache not synced\nreadyz check failed\n".into()
             )
         );
-        second.set_ready();
+        second.set_ready(&cache);
         checks.add("database", || async { Err("unreachable".to_owned()) });
         assert_eq!(
             summary(&checks).await.1,
@@ -243,6 +271,45 @@ mod tests {
         assert!(
             checks.run(Some("first")).await.is_none(),
             "a stopped controller's check is gone"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_synced_controller_is_not_ready_while_its_cache_is_disconnected() {
+        let etcd_down = "[+]ping ok\n[-]etcd failed: reason withheld\nreadyz check failed\n";
+        assert_eq!(
+            cache_of_apiserver(Some((500, etcd_down))).connected().await,
+            Err("the apiserver is not ready (500 Internal Server Error): \
+                 [-]etcd failed: reason withheld"
+                .to_owned())
+        );
+        assert_eq!(
+            cache_of_apiserver(Some((403, ""))).connected().await,
+            Ok(()),
+            "a refusal proves that the apiserver answers"
+        );
+
+        let checks = Checks::default();
+        let controller = checks.register_controller("cronjob");
+        let cache = cache_of_apiserver(None);
+        controller.set_ready(&cache);
+        // A watch that cannot connect: its first list fails at once.
+        let _ = cache.store::<ConfigMap>(Some("ns"));
+        let mut report = String::new();
+        for _ in 0..100 {
+            report = summary(&checks).await.1;
+            if report.contains("the watch of") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(
+            report.starts_with("[-]cronjob failed: the watch of ConfigMap in \"ns\" is failing: "),
+            "{report}"
+        );
+        assert!(
+            report.contains("; the apiserver is unreachable: "),
+            "{report}"
         );
     }
 }

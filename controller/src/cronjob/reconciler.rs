@@ -130,6 +130,7 @@ impl Reconciler {
                 return Err(Error::ListJobs(not_synced));
             }
         };
+        status.resolve_degraded("ReconciliationError", "Listed child jobs");
 
         // 4, 5. The status rebuilt from the Jobs: last run and active Jobs. Unlike the
         // tutorial, the last run never moves back: once history limits have deleted its
@@ -292,6 +293,7 @@ impl Reconciler {
                 });
             }
         }
+        status.resolve_degraded("JobCreationFailed", format!("Created job {job_name}"));
         // Recorded at once: a reconcile before the Job reaches the cache must not retry it.
         status.status.last_schedule_time = Some(Time(run));
         status.set(
@@ -443,6 +445,17 @@ impl StatusWriter {
         );
     }
 
+    /// Clears `Degraded=True` when it reports `failure`, a step that has now succeeded
+    /// (listing the Jobs, creating one): the error was transient (the apiserver away,
+    /// permissions revoked for a while), and the condition must not outlive it.
+    fn resolve_degraded(&mut self, failure: &str, message: impl Into<String>) {
+        let reported = conditions::find(&self.status.conditions, DEGRADED)
+            .is_some_and(|degraded| degraded.status == "True" && degraded.reason == failure);
+        if reported {
+            self.set(DEGRADED, Status::False, "Recovered", message);
+        }
+    }
+
     /// Replaces the status (an update with the resourceVersion read: a conflict fails and
     /// the reconcile is retried with fresh data).
     async fn write(&mut self, cronjobs: &Api<CronJob>) -> Result<(), Error> {
@@ -462,6 +475,34 @@ impl StatusWriter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_degraded_condition_clears_once_the_failed_step_succeeds() {
+        let cronjob: CronJob = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "flaky", "namespace": "ns", "generation": 1},
+            "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": {"template": {}}}}
+        }))
+        .unwrap();
+        let now = Timestamp::from_second(1_800_000_000).unwrap();
+        let mut status = StatusWriter::new(&cronjob, now);
+        let degraded = |status: &StatusWriter| {
+            let condition = conditions::find(&status.status.conditions, DEGRADED).unwrap();
+            (condition.status.clone(), condition.reason.clone())
+        };
+        status.set(DEGRADED, Status::True, "JobCreationFailed", "forbidden");
+        status.resolve_degraded("ReconciliationError", "Listed child jobs");
+        assert_eq!(
+            degraded(&status),
+            ("True".into(), "JobCreationFailed".into())
+        );
+        status.resolve_degraded("JobCreationFailed", "Created job flaky-1");
+        assert_eq!(degraded(&status), ("False".into(), "Recovered".into()));
+
+        // Other reasons are not a failed step: they stay until their cause goes.
+        status.set(DEGRADED, Status::True, "MissedSchedule", "too late");
+        status.resolve_degraded("JobCreationFailed", "Created job flaky-2");
+        assert_eq!(degraded(&status), ("True".into(), "MissedSchedule".into()));
+    }
 
     #[test]
     fn schedule_problems_name_their_cause() {

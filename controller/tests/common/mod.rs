@@ -300,7 +300,7 @@ pub fn reconciles(metrics: &Metrics) -> u64 {
 }
 
 /// The sum of the samples whose series starts with `prefix`.
-fn metric_sum(metrics: &Metrics, prefix: &str) -> u64 {
+pub fn metric_sum(metrics: &Metrics, prefix: &str) -> u64 {
     metrics
         .encode()
         .lines()

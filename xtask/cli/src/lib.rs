@@ -14,6 +14,7 @@ pub mod cluster;
 pub mod deploy;
 pub mod e2e;
 pub mod envtest;
+pub mod faults;
 pub mod helm;
 pub mod image;
 pub mod installer;
@@ -61,6 +62,8 @@ pub enum Command {
     Test(test::Args),
     /// The end-to-end tests: the manager image deployed on the local node (kubebuilder's `make test-e2e`).
     TestE2e(e2e::Args),
+    /// The fault suite: processes killed, the control plane stopped, permissions revoked, bad input; one table of figures.
+    TestFaults(faults::Args),
     /// Build the manager's OCI image without a daemon (kubebuilder's `make docker-build`).
     DockerBuild(image::Args),
     /// Write the CRDs, RBAC roles and webhook configurations into config/ (`--check`: only verify).
@@ -92,6 +95,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::Cluster { command } => cluster::run(command),
         Command::Test(args) => test::run(args),
         Command::TestE2e(args) => e2e::run(args),
+        Command::TestFaults(args) => faults::run(args),
         Command::DockerBuild(args) => image::run(args),
         Command::Manifests(args) => manifests::run(args),
         Command::Install => deploy::install(),

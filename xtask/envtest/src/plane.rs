@@ -38,6 +38,8 @@ pub struct ControlPlane {
     // Field order is drop order: the apiserver stops before etcd.
     apiserver: Process,
     etcd: Process,
+    /// etcd's client port, polled for health after a restart.
+    etcd_port: u16,
     work_dir: PathBuf,
     owns_work_dir: bool,
     url: String,
@@ -104,6 +106,7 @@ impl ControlPlane {
         Self {
             apiserver: parts.apiserver,
             etcd: parts.etcd,
+            etcd_port: parts.etcd_port,
             work_dir,
             owns_work_dir,
             url: parts.url,
@@ -275,6 +278,41 @@ impl ControlPlane {
         Ok(())
     }
 
+    /// Kills kube-apiserver with SIGKILL, as a crash would: its connections and watches
+    /// are cut, nothing is shut down gracefully. [`ControlPlane::start_apiserver`] brings
+    /// it back.
+    pub fn kill_apiserver(&mut self) {
+        self.apiserver.stop(Duration::ZERO);
+    }
+
+    /// Starts the killed kube-apiserver again on the same port, with the same flags,
+    /// certificates and etcd, and waits until it is ready (as [`ControlPlane::start_with`]
+    /// does, blocking). Clients made before keep working: same URL, same CA.
+    pub fn start_apiserver(&mut self) -> Result<()> {
+        self.apiserver.restart()?;
+        wait_ready(
+            &mut self.apiserver,
+            &self.kubeconfig,
+            Instant::now() + start_timeout(),
+        )
+    }
+
+    /// Kills etcd with SIGKILL; the apiserver keeps running without its storage.
+    /// [`ControlPlane::start_etcd`] brings it back.
+    pub fn kill_etcd(&mut self) {
+        self.etcd.stop(Duration::ZERO);
+    }
+
+    /// Starts the killed etcd again on the same ports and data directory (nothing stored
+    /// is lost), and waits until it answers `/health`; the apiserver reconnects by itself.
+    pub fn start_etcd(&mut self) -> Result<()> {
+        self.etcd.restart()?;
+        let port = self.etcd_port;
+        wait_until(&mut self.etcd, Instant::now() + start_timeout(), || {
+            http_get_ok(port, "/health")
+        })
+    }
+
     /// Stops both processes and removes the work directory if it is temporary.
     pub fn stop(mut self) {
         self.shutdown();
@@ -341,6 +379,7 @@ pub async fn wait_established(
 struct Started {
     apiserver: Process,
     etcd: Process,
+    etcd_port: u16,
     url: String,
     kubeconfig_path: PathBuf,
     kubeconfig: Kubeconfig,
@@ -438,6 +477,7 @@ fn start_processes(
     Ok(Started {
         apiserver,
         etcd,
+        etcd_port: etcd_client_port,
         url,
         kubeconfig_path,
         kubeconfig,

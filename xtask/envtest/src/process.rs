@@ -18,11 +18,16 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 
-/// A running child process whose output goes to a log file.
+/// A child process whose output goes to a log file; once stopped, it can be started again
+/// with the same program and arguments (a restart after a crash).
 pub struct Process {
     name: &'static str,
+    program: PathBuf,
+    args: Vec<String>,
     child: Child,
     log: PathBuf,
+    /// Whether `child` has been stopped and reaped (its pid may belong to another process).
+    reaped: bool,
 }
 
 type SpawnRequest = (Command, mpsc::Sender<std::io::Result<Child>>);
@@ -36,7 +41,7 @@ enum Cleanup {
 }
 
 impl Process {
-    /// Starts `program` with `args`, its stdout and stderr appended to `log`.
+    /// Starts `program` with `args`, its stdout and stderr written to `log` (truncated).
     pub fn spawn(
         name: &'static str,
         program: &Path,
@@ -44,29 +49,31 @@ impl Process {
         log: PathBuf,
     ) -> Result<Self> {
         let out = File::create(&log).with_context(|| format!("creating {}", log.display()))?;
-        let mut command = Command::new(program);
-        command
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(out.try_clone()?)
-            .stderr(out)
-            // A group of its own: Ctrl-C at a terminal interrupts the program in the
-            // foreground (`cargo xtask run`), which stops the control plane last, after
-            // the manager it runs has shut down against a live apiserver.
-            .process_group(0);
-        // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
-        unsafe {
-            command.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-        let child = spawn_from_keeper(command)
-            .with_context(|| format!("starting {name} ({})", program.display()))?;
-        register_cleanup(Cleanup::Process(child.id()));
-        Ok(Self { name, child, log })
+        let child = launch(name, program, args, out)?;
+        Ok(Self {
+            name,
+            program: program.to_path_buf(),
+            args: args.to_vec(),
+            child,
+            log,
+            reaped: false,
+        })
+    }
+
+    /// Starts the stopped process again with the same program and arguments, its output
+    /// appended to the same log (which keeps what the previous run wrote).
+    ///
+    /// # Panics
+    /// When the process has not been stopped.
+    pub fn restart(&mut self) -> Result<()> {
+        assert!(self.reaped, "{} is still running", self.name);
+        let out = File::options()
+            .append(true)
+            .open(&self.log)
+            .with_context(|| format!("opening {}", self.log.display()))?;
+        self.child = launch(self.name, &self.program, &self.args, out)?;
+        self.reaped = false;
+        Ok(())
     }
 
     pub fn name(&self) -> &'static str {
@@ -75,6 +82,9 @@ impl Process {
 
     /// `Some(description)` when the process has exited.
     pub fn exited(&mut self) -> Option<String> {
+        if self.reaped {
+            return Some("stopped".to_owned());
+        }
         match self.child.try_wait() {
             Ok(Some(status)) => Some(status.to_string()),
             Ok(None) => None,
@@ -89,8 +99,13 @@ impl Process {
         all[all.len().saturating_sub(lines)..].join("\n")
     }
 
-    /// SIGTERM, then SIGKILL after `grace`.
+    /// SIGTERM, then SIGKILL after `grace` (at once when `grace` is zero). Stopping a
+    /// stopped process does nothing.
     pub fn stop(&mut self, grace: Duration) {
+        if self.reaped {
+            return;
+        }
+        self.reaped = true;
         let pid = self.child.id();
         unregister_cleanup(|c| matches!(c, Cleanup::Process(p) if *p == pid));
         if self.child.try_wait().ok().flatten().is_some() {
@@ -98,6 +113,33 @@ impl Process {
         }
         terminate(pid, grace);
     }
+}
+
+/// Starts `program` from the keeper thread, killed with us, registered for the exit hook.
+fn launch(name: &str, program: &Path, args: &[String], out: File) -> Result<Child> {
+    let mut command = Command::new(program);
+    command
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone()?)
+        .stderr(out)
+        // A group of its own: Ctrl-C at a terminal interrupts the program in the
+        // foreground (`cargo xtask run`), which stops the control plane last, after
+        // the manager it runs has shut down against a live apiserver.
+        .process_group(0);
+    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = spawn_from_keeper(command)
+        .with_context(|| format!("starting {name} ({})", program.display()))?;
+    register_cleanup(Cleanup::Process(child.id()));
+    Ok(child)
 }
 
 impl Drop for Process {
@@ -116,7 +158,8 @@ pub fn forget_dir(dir: &Path) {
     unregister_cleanup(|c| matches!(c, Cleanup::Dir(d) if d == dir));
 }
 
-/// Stops a child of ours: SIGTERM, then SIGKILL after `grace`; reaps it either way.
+/// Stops a child of ours: SIGTERM, then SIGKILL after `grace` (SIGKILL alone when `grace`
+/// is zero: a crash, with no chance to shut down); reaps it either way.
 fn terminate(pid: u32, grace: Duration) {
     let pid = pid as libc::pid_t;
     let reaped = || {
@@ -124,9 +167,11 @@ fn terminate(pid: u32, grace: Duration) {
         let result = unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
         result == pid || result == -1
     };
-    // SAFETY: plain syscalls on a child we started.
-    unsafe {
-        libc::kill(pid, libc::SIGTERM);
+    if !grace.is_zero() {
+        // SAFETY: plain syscalls on a child we started.
+        unsafe {
+            libc::kill(pid, libc::SIGTERM);
+        }
     }
     let deadline = Instant::now() + grace;
     while Instant::now() < deadline {

@@ -1,0 +1,288 @@
+//! `cargo xtask test-faults [--cycles N]`: the fault suite. Real faults against the operator
+//! and the runtime (processes killed with SIGKILL, the apiserver and etcd killed and
+//! started again, RBAC revoked, bad input to every server), each test printing one
+//! `fault-report` line ([`FaultReport`]) that this command collects into one table: fault,
+//! cycles, duplicates, misses, recovery min/p50/max, errors, detail.
+//!
+//! It fails when a test failed, when a target printed no report (a fault that did not run
+//! must not look like a pass), or when a report counts errors.
+
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use kubebuilder_envtest::assets;
+use kubebuilder_envtest::faults::{CYCLES_ENV, FaultReport, REPORT_PREFIX};
+
+/// The options of `cargo xtask test-faults`.
+#[derive(clap::Args)]
+pub struct Args {
+    /// How many times each fault is injected (the full run); without it, each test's
+    /// bounded default (what `.ci/run` runs).
+    #[arg(long, value_name = "N")]
+    cycles: Option<u64>,
+}
+
+/// A test target of the suite: `cargo test -p <package> --features faults --test <target>`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Target {
+    package: &'static str,
+    target: &'static str,
+}
+
+/// The suite, all of it: a target missing here or failing to report fails the command.
+const TARGETS: &[Target] = &[
+    // Leader crash, fencing, a crash between two writes.
+    Target {
+        package: "controller",
+        target: "faults_leader",
+    },
+    // The apiserver and etcd down, permissions revoked.
+    Target {
+        package: "controller",
+        target: "faults_control_plane",
+    },
+    // 10,000 CronJobs due in one minute, under the client rate limit.
+    Target {
+        package: "controller",
+        target: "faults_scale",
+    },
+    // Bad input to every server of the runtime.
+    Target {
+        package: "kubebuilder-runtime",
+        target: "bad_input",
+    },
+];
+
+/// What one target's run gave.
+#[derive(Debug)]
+struct Run {
+    target: Target,
+    passed: bool,
+    reports: Vec<FaultReport>,
+}
+
+/// Runs every target, prints the table, and fails as the module docs say.
+pub fn run(args: Args) -> Result<()> {
+    let assets = assets::install()?;
+    let mut runs = Vec::new();
+    for target in TARGETS {
+        let mut command = cargo_test(*target);
+        command.env(assets::ASSETS_ENV, &assets);
+        if let Some(cycles) = args.cycles {
+            command.env(CYCLES_ENV, cycles.to_string());
+        }
+        runs.push(run_target(*target, &mut command)?);
+    }
+    let reports: Vec<FaultReport> = runs.iter().flat_map(|run| run.reports.clone()).collect();
+    println!("\n{}", render(&reports));
+    let failures = failures(&runs);
+    if !failures.is_empty() {
+        bail!("the fault suite failed:\n- {}", failures.join("\n- "));
+    }
+    eprintln!("xtask: the fault suite passed ({} faults)", reports.len());
+    Ok(())
+}
+
+/// One target's tests, one at a time (faults stop shared processes and measure time),
+/// their output shown.
+fn cargo_test(target: Target) -> Command {
+    let mut command = crate::cargo();
+    command
+        .current_dir(crate::workspace_root())
+        .args(["test", "--package", target.package, "--features", "faults"])
+        .args(["--test", target.target, "--"])
+        .args(["--nocapture", "--test-threads=1"]);
+    command
+}
+
+/// Runs `command`, echoing its stdout while collecting the report lines.
+fn run_target(target: Target, command: &mut Command) -> Result<Run> {
+    eprintln!(
+        "xtask: the faults of {} (--test {})",
+        target.package, target.target
+    );
+    let mut child = command
+        .stdout(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("running the tests of {}", target.target))?;
+    let stdout = child.stdout.take().context("the test's stdout")?;
+    let mut reports = Vec::new();
+    let mut echo = std::io::stdout().lock();
+    for line in BufReader::new(stdout).lines() {
+        let line = line.context("reading the test output")?;
+        writeln!(echo, "{line}")?;
+        reports.extend(report_in(&line));
+    }
+    let status = child.wait()?;
+    Ok(Run {
+        target,
+        passed: status.success(),
+        reports,
+    })
+}
+
+/// The report a line of test output holds. Not only at its start: libtest prints
+/// `test <name> ... ` and the test's own output follows on the same line.
+fn report_in(line: &str) -> Option<FaultReport> {
+    FaultReport::parse(&line[line.find(REPORT_PREFIX)?..])
+}
+
+/// Why the suite fails, one line each; empty when it passes.
+fn failures(runs: &[Run]) -> Vec<String> {
+    let mut failures = Vec::new();
+    for run in runs {
+        let name = format!("{} --test {}", run.target.package, run.target.target);
+        if !run.passed {
+            failures.push(format!("{name}: a test failed"));
+        }
+        if run.reports.is_empty() {
+            failures.push(format!("{name}: no fault report (did its faults run?)"));
+        }
+        for report in run.reports.iter().filter(|report| report.errors > 0) {
+            failures.push(format!(
+                "{name}: {}: {} errors",
+                report.fault, report.errors
+            ));
+        }
+    }
+    failures
+}
+
+/// The reports as one table, its columns aligned.
+fn render(reports: &[FaultReport]) -> String {
+    let header = [
+        "fault",
+        "cycles",
+        "duplicates",
+        "misses",
+        "recovery min/p50/max",
+        "errors",
+        "detail",
+    ]
+    .map(str::to_owned);
+    let rows: Vec<[String; 7]> = reports
+        .iter()
+        .map(|report| {
+            [
+                report.fault.clone(),
+                report.cycles.to_string(),
+                report.duplicates.to_string(),
+                report.misses.to_string(),
+                recovery(report),
+                report.errors.to_string(),
+                report.detail.clone(),
+            ]
+        })
+        .collect();
+    let mut widths = header.clone().map(|cell| cell.chars().count());
+    for row in &rows {
+        for (width, cell) in widths.iter_mut().zip(row) {
+            *width = (*width).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &[String; 7]| {
+        let padded: Vec<String> = cells
+            .iter()
+            .zip(widths)
+            .map(|(cell, width)| format!("{cell:<width$}"))
+            .collect();
+        format!("| {} |", padded.join(" | ")).trim_end().to_owned()
+    };
+    let rule = widths.map(|width| "-".repeat(width));
+    let mut table = vec![line(&header), line(&rule)];
+    table.extend(rows.iter().map(line));
+    table.join("\n")
+}
+
+/// `min / p50 / max` in seconds, or `-` when the fault has no recovery to time.
+fn recovery(report: &FaultReport) -> String {
+    let seconds = |duration: Duration| format!("{:.1}", duration.as_secs_f64());
+    match report.recovery_summary() {
+        Some((min, median, max)) => {
+            format!(
+                "{} / {} / {} s",
+                seconds(min),
+                seconds(median),
+                seconds(max)
+            )
+        }
+        None => "-".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(fault: &str, recoveries: &[u64], errors: u64) -> FaultReport {
+        FaultReport {
+            cycles: recoveries.len() as u64,
+            recoveries: recoveries
+                .iter()
+                .copied()
+                .map(Duration::from_millis)
+                .collect(),
+            errors,
+            detail: "12 requests".to_owned(),
+            ..FaultReport::new(fault)
+        }
+    }
+
+    #[test]
+    fn the_table_has_a_row_per_fault_and_aligned_columns() {
+        let table = render(&[
+            report("apiserver down 30 s", &[4900, 1200, 52400], 0),
+            report("bad input", &[], 0),
+        ]);
+        assert_eq!(
+            table,
+            "\
+| fault               | cycles | duplicates | misses | recovery min/p50/max | errors | detail      |
+| ------------------- | ------ | ---------- | ------ | -------------------- | ------ | ----------- |
+| apiserver down 30 s | 3      | 0          | 0      | 1.2 / 4.9 / 52.4 s   | 0      | 12 requests |
+| bad input           | 0      | 0          | 0      | -                    | 0      | 12 requests |"
+        );
+    }
+
+    #[test]
+    fn reports_are_found_after_the_test_name_libtest_prints() {
+        let line = format!(
+            "test the_fault ... {REPORT_PREFIX}{}",
+            serde_json::to_string(&report("etcd down 30 s", &[13054], 0)).unwrap()
+        );
+        assert_eq!(
+            report_in(&line),
+            Some(report("etcd down 30 s", &[13054], 0))
+        );
+        assert_eq!(report_in("test the_fault ... ok"), None);
+    }
+
+    #[test]
+    fn a_target_without_a_report_fails_the_suite_even_when_its_tests_pass() {
+        let run = |target: Target, passed, reports| Run {
+            target,
+            passed,
+            reports,
+        };
+        let runs = [
+            run(
+                TARGETS[0],
+                true,
+                vec![report("leader SIGKILLed", &[900], 0)],
+            ),
+            run(TARGETS[1], true, Vec::new()),
+            run(TARGETS[3], false, vec![report("bad input", &[], 2)]),
+        ];
+        assert_eq!(
+            failures(&runs),
+            [
+                "controller --test faults_control_plane: no fault report (did its faults run?)",
+                "kubebuilder-runtime --test bad_input: a test failed",
+                "kubebuilder-runtime --test bad_input: bad input: 2 errors",
+            ]
+        );
+        assert!(failures(&runs[..1]).is_empty());
+    }
+}
