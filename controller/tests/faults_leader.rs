@@ -383,11 +383,8 @@ async fn a_leader_paused_past_its_lease_writes_nothing_after_it_resumes_and_step
         }
         report.cycles = cycle;
     }
-    let due = minutes_between(
-        started,
-        Timestamp::now() - jiff::SignedDuration::from_secs(5),
-    );
-    let (duplicates, misses) = duplicates_and_misses(&jobs_by_run(&env).await, 2, &due);
+    let due = minutes_between(started, Timestamp::now());
+    let (duplicates, misses) = settled_duplicates_and_misses(&env, 2, &due).await;
     report.duplicates = duplicates;
     report.misses = misses;
     report.detail =
@@ -461,11 +458,8 @@ async fn a_crash_right_after_creating_a_job_creates_no_second_job_and_the_status
     )
     .await;
     report.recoveries.push(restarted.elapsed());
-    let due = minutes_between(
-        started,
-        Timestamp::now() - jiff::SignedDuration::from_secs(5),
-    );
-    let (duplicates, misses) = duplicates_and_misses(&jobs_by_run(&env).await, cronjobs, &due);
+    let due = minutes_between(started, Timestamp::now());
+    let (duplicates, misses) = settled_duplicates_and_misses(&env, cronjobs, &due).await;
     report.duplicates = duplicates;
     report.misses = misses;
     report.detail = format!(
