@@ -29,12 +29,10 @@ use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use futures::future::BoxFuture;
 use futures::{Stream, StreamExt as _};
-use http::{Request, Response, StatusCode};
+use http::{Request, StatusCode};
 use http_body_util::BodyExt as _;
 use kube::api::Api;
 use kube::client::Body;
@@ -825,14 +823,20 @@ impl Link {
 
     /// `client`, reporting each request's fate here.
     fn observe(self: &Arc<Self>, client: Client) -> Client {
-        let namespace = client.default_namespace().to_owned();
-        Client::new(
-            Observed {
-                client,
-                link: self.clone(),
-            },
-            namespace,
-        )
+        let link = self.clone();
+        crate::rest_client::wrap(client, move |client, request| {
+            let link = link.clone();
+            async move {
+                link.sent(Instant::now());
+                let result = client.send(request).await;
+                link.answered(match &result {
+                    Ok(response) if response.status().is_success() => None,
+                    Ok(response) => Some(format!("the apiserver answered {}", response.status())),
+                    Err(error) => Some(error.to_string()),
+                });
+                result
+            }
+        })
     }
 
     fn sent(&self, at: Instant) {
@@ -867,37 +871,6 @@ impl Link {
             )),
             _ => Ok(()),
         }
-    }
-}
-
-/// The manager's client as an informer uses it, each request reported to its [`Link`].
-#[derive(Clone)]
-struct Observed {
-    client: Client,
-    link: Arc<Link>,
-}
-
-impl tower::Service<Request<Body>> for Observed {
-    type Response = Response<Body>;
-    type Error = kube::Error;
-    type Future = BoxFuture<'static, Result<Response<Body>, kube::Error>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), kube::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let this = self.clone();
-        Box::pin(async move {
-            this.link.sent(Instant::now());
-            let result = this.client.send(request).await;
-            this.link.answered(match &result {
-                Ok(response) if response.status().is_success() => None,
-                Ok(response) => Some(format!("the apiserver answered {}", response.status())),
-                Err(error) => Some(error.to_string()),
-            });
-            result
-        })
     }
 }
 

@@ -19,17 +19,14 @@ use std::future::Future;
 use std::hash::{BuildHasher as _, Hasher as _};
 use std::pin::pin;
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt as _;
-use futures::future::BoxFuture;
-use http::{Method, Request, Response};
+use http::Method;
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, ObjectMeta, PostParams};
-use kube::client::Body;
 use kube::runtime::{WatchStreamExt as _, watcher};
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -116,47 +113,27 @@ impl Fence {
     /// `client` with every write (anything but GET, HEAD and OPTIONS: watches are GETs)
     /// refused while the fence is closed, before it is sent.
     pub(crate) fn guard(&self, client: kube::Client) -> kube::Client {
-        let default_namespace = client.default_namespace().to_owned();
-        let service = Fenced {
-            client,
-            fence: self.clone(),
-        };
-        kube::Client::new(service, default_namespace)
+        let fence = self.clone();
+        crate::rest_client::wrap(client, move |client, request| {
+            let refused = !READS.contains(request.method()) && !fence.is_open();
+            async move {
+                if refused {
+                    tracing::warn!(method = %request.method(), uri = %request.uri(), "write refused: not the leader");
+                    return Err(kube::Error::Service(Box::new(NotLeader)));
+                }
+                client.send(request).await
+            }
+        })
     }
 }
+
+/// The methods that change nothing (watches are GETs).
+const READS: [Method; 3] = [Method::GET, Method::HEAD, Method::OPTIONS];
 
 /// Why a write of the controllers was refused.
 #[derive(Debug, thiserror::Error)]
 #[error("not sent: this replica cannot prove it still holds the leader lease")]
 pub struct NotLeader;
-
-#[derive(Clone)]
-struct Fenced {
-    client: kube::Client,
-    fence: Fence,
-}
-
-impl tower::Service<Request<Body>> for Fenced {
-    type Response = Response<Body>;
-    type Error = kube::Error;
-    type Future = BoxFuture<'static, Result<Response<Body>, kube::Error>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), kube::Error>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let reads = [Method::GET, Method::HEAD, Method::OPTIONS];
-        if !reads.contains(request.method()) && !self.fence.is_open() {
-            tracing::warn!(method = %request.method(), uri = %request.uri(), "write refused: not the leader");
-            return Box::pin(std::future::ready(Err(kube::Error::Service(Box::new(
-                NotLeader,
-            )))));
-        }
-        let client = self.client.clone();
-        Box::pin(async move { client.send(request).await })
-    }
-}
 
 /// Why the election ended other than by shutdown.
 #[derive(Debug, thiserror::Error)]
@@ -608,7 +585,7 @@ mod tests {
     async fn a_record_expires_a_lease_duration_after_it_was_first_seen() {
         let client = kube::Client::new(
             tower::service_fn(|_| async {
-                Err::<Response<Body>, _>(std::io::Error::other("no apiserver"))
+                Err::<http::Response<kube::client::Body>, _>(std::io::Error::other("no apiserver"))
             }),
             "default",
         );

@@ -8,6 +8,7 @@
 //! crash between two writes, at a chosen point, without a line of test code in the
 //! reconciler.
 
+use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -28,27 +29,40 @@ pub(crate) fn instrument(
     burst: u32,
     metrics: Metrics,
 ) -> Client {
-    let default_namespace = client.default_namespace().to_owned();
-    let service = Instrumented {
-        client,
+    let instrumented = Arc::new(Instrumented {
         host: host.into(),
         limiter: (qps > 0.0).then(|| Arc::new(TokenBucket::new(f64::from(qps), burst))),
         metrics,
-        crash_after: CrashAfter::from_env().map(Arc::new),
-    };
-    Client::new(service, default_namespace)
+        crash_after: CrashAfter::from_env(),
+    });
+    wrap(client, move |client, request| {
+        let instrumented = instrumented.clone();
+        async move { instrumented.send(&client, request).await }
+    })
+}
+
+/// `client` with each request handed to `send(client, request)`: how this crate layers
+/// behaviour (metrics, fencing, watch health) over the client it is given.
+pub(crate) fn wrap<F, Fut>(client: Client, send: F) -> Client
+where
+    F: Fn(Client, Request<Body>) -> Fut + Clone + Send + 'static,
+    Fut: Future<Output = Result<Response<Body>, kube::Error>> + Send + 'static,
+{
+    let default_namespace = client.default_namespace().to_owned();
+    Client::new(Wrapped { client, send }, default_namespace)
 }
 
 #[derive(Clone)]
-struct Instrumented {
+struct Wrapped<F> {
     client: Client,
-    host: Arc<str>,
-    limiter: Option<Arc<TokenBucket>>,
-    metrics: Metrics,
-    crash_after: Option<Arc<CrashAfter>>,
+    send: F,
 }
 
-impl tower::Service<Request<Body>> for Instrumented {
+impl<F, Fut> tower::Service<Request<Body>> for Wrapped<F>
+where
+    F: Fn(Client, Request<Body>) -> Fut,
+    Fut: Future<Output = Result<Response<Body>, kube::Error>> + Send + 'static,
+{
     type Response = Response<Body>;
     type Error = kube::Error;
     type Future = BoxFuture<'static, Result<Response<Body>, kube::Error>>;
@@ -58,34 +72,48 @@ impl tower::Service<Request<Body>> for Instrumented {
     }
 
     fn call(&mut self, request: Request<Body>) -> Self::Future {
-        let this = self.clone();
-        Box::pin(async move {
-            if let Some(limiter) = &this.limiter {
-                limiter.acquire().await;
-            }
-            let method = request.method().to_string();
-            let crash = this
-                .crash_after
+        Box::pin((self.send)(self.client.clone(), request))
+    }
+}
+
+struct Instrumented {
+    host: Arc<str>,
+    limiter: Option<Arc<TokenBucket>>,
+    metrics: Metrics,
+    crash_after: Option<CrashAfter>,
+}
+
+impl Instrumented {
+    async fn send(
+        &self,
+        client: &Client,
+        request: Request<Body>,
+    ) -> Result<Response<Body>, kube::Error> {
+        if let Some(limiter) = &self.limiter {
+            limiter.acquire().await;
+        }
+        let method = request.method().to_string();
+        let crash = self
+            .crash_after
+            .as_ref()
+            .is_some_and(|crash| crash.matches(&method, request.uri().path()));
+        let started = Instant::now();
+        let result = client.send(request).await;
+        let code = match &result {
+            Ok(response) => response.status().as_u16().to_string(),
+            // client-go's label for a request that got no response.
+            Err(_) => "<error>".to_owned(),
+        };
+        self.metrics
+            .apiserver_request(&method, &self.host, &code, started.elapsed());
+        if crash
+            && result
                 .as_ref()
-                .is_some_and(|crash| crash.matches(&method, request.uri().path()));
-            let started = Instant::now();
-            let result = this.client.send(request).await;
-            let code = match &result {
-                Ok(response) => response.status().as_u16().to_string(),
-                // client-go's label for a request that got no response.
-                Err(_) => "<error>".to_owned(),
-            };
-            this.metrics
-                .apiserver_request(&method, &this.host, &code, started.elapsed());
-            if crash
-                && result
-                    .as_ref()
-                    .is_ok_and(|response| response.status().is_success())
-            {
-                CrashAfter::crash(&method);
-            }
-            result
-        })
+                .is_ok_and(|response| response.status().is_success())
+        {
+            CrashAfter::crash(&method);
+        }
+        result
     }
 }
 
