@@ -46,9 +46,48 @@ fn cargo_ok(command: &mut Command) -> String {
     stderr
 }
 
+/// `cargo package --workspace` verifies each crate against the others through a local
+/// registry overlay, which cargo unpacks into `$CARGO_HOME/registry/src/-<hash>/` (the
+/// hash is of the overlay's path, so it repeats from run to run) and never unpacks again
+/// while that directory says it is complete: the crates' version does not change between
+/// commits, so without this a run verifies against an earlier commit's sources. Only the
+/// local overlays' directories (named with an empty registry name, so beginning with
+/// `-`) are touched; cargo unpacks them again from the tarballs this run packages.
+fn forget_unpacked_framework_crates() {
+    let cargo_home = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cargo"));
+    let Ok(sources) = std::fs::read_dir(cargo_home.join("registry/src")) else {
+        return;
+    };
+    for overlay in sources.flatten() {
+        if !overlay.file_name().to_string_lossy().starts_with('-') {
+            continue;
+        }
+        for unpacked in std::fs::read_dir(overlay.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = unpacked.file_name().to_string_lossy().into_owned();
+            let is_framework_crate = FRAMEWORK_CRATES.iter().any(|krate| {
+                name.strip_prefix(krate)
+                    .and_then(|rest| rest.strip_prefix('-'))
+                    .is_some_and(|version| version.starts_with(|c: char| c.is_ascii_digit()))
+            });
+            if is_framework_crate {
+                std::fs::remove_dir_all(unpacked.path()).unwrap_or_else(|error| {
+                    panic!("removing {}: {error}", unpacked.path().display())
+                });
+            }
+        }
+    }
+}
+
 #[test]
 #[ignore = "slow (builds every framework crate from its package): `cargo xtask test` runs it last"]
 fn every_framework_crate_builds_from_its_package() {
+    forget_unpacked_framework_crates();
     let mut package = kubebuilder_cli::cargo();
     package
         .args(["package", "--workspace", "--allow-dirty"])
