@@ -7,13 +7,11 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::os::unix::process::ExitStatusExt as _;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{TIMEOUT, TestEnv, eventually};
+use common::{ControllerBinary, TIMEOUT, TestEnv, eventually};
 use controller::cronjob::jobs::scheduled_time;
 use jiff::Timestamp;
 use k8s_openapi::api::batch::v1::Job;
@@ -23,7 +21,7 @@ use kube::api::{Api, ListParams};
 use kubebuilder_envtest::faults::{FaultReport, cycles};
 use kubebuilder_runtime::client::HttpClient;
 use serde_json::json;
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 
 /// The lease name the binary uses.
 const LEASE: &str = "80807133.tutorial.kubebuilder.io";
@@ -49,15 +47,16 @@ impl Replica {
     /// Starts the binary on the shared control plane, electing a leader in `namespace`
     /// and watching only it; webhooks off (nothing here tests them).
     fn spawn(env: &TestEnv, host: &str, extra_env: &[(&str, &str)]) -> Self {
-        let metrics_port = free_port();
-        let probe_port = free_port();
         let log = std::env::temp_dir().join(format!("{}-{host}.log", env.namespace));
-        let mut command = Command::new(env!("CARGO_BIN_EXE_controller"));
+        let ControllerBinary {
+            mut command,
+            metrics,
+            probes,
+        } = ControllerBinary::new(&env.namespace);
         command
             .args([
                 "--leader-elect".to_owned(),
                 format!("--leader-election-namespace={}", env.namespace),
-                format!("--namespace={}", env.namespace),
                 format!(
                     "--leader-elect-lease-duration={}s",
                     LEASE_DURATION.as_secs()
@@ -67,25 +66,15 @@ impl Replica {
                     RENEW_DEADLINE.as_secs()
                 ),
                 format!("--leader-elect-retry-period={}s", RETRY_PERIOD.as_secs()),
-                format!("--metrics-bind-address=127.0.0.1:{metrics_port}"),
-                "--metrics-secure=false".to_owned(),
-                format!("--health-probe-bind-address=127.0.0.1:{probe_port}"),
             ])
-            .env(
-                "KUBECONFIG",
-                kubebuilder_envtest::shared().kubeconfig_path(),
-            )
             .env("HOSTNAME", host)
-            .env("ENABLE_WEBHOOKS", "false")
             .envs(extra_env.iter().copied())
-            .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).expect("a log file"))
-            .kill_on_drop(true);
+            .stderr(std::fs::File::create(&log).expect("a log file"));
         Self {
             child: command.spawn().expect("the controller binary starts"),
             host: host.to_owned(),
-            metrics: HttpClient::plain(loopback(metrics_port)),
-            probes: HttpClient::plain(loopback(probe_port)),
+            metrics,
+            probes,
             log,
         }
     }
@@ -123,18 +112,6 @@ impl Replica {
         let lines: Vec<_> = log.lines().collect();
         lines[lines.len().saturating_sub(30)..].join("\n")
     }
-}
-
-fn loopback(port: u16) -> SocketAddr {
-    ([127, 0, 0, 1], port).into()
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// Requests that change something, sent and answered, from a scrape of

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use api::v1::CronJob;
-use common::{TestEnv, eventually};
+use common::{ControllerBinary, TestEnv, eventually};
 use controller::cronjob::jobs::scheduled_time;
 use futures::{StreamExt as _, TryStreamExt as _, stream};
 use jiff::Timestamp;
@@ -45,28 +45,20 @@ async fn ten_thousand_cronjobs_due_in_one_minute_all_get_their_job_within_the_cl
             .unwrap();
     create_cronjobs(&env, &once_at(due)).await;
 
-    let (metrics_port, probe_port) = (free_port(), free_port());
-    let mut manager = tokio::process::Command::new(env!("CARGO_BIN_EXE_controller"))
+    let ControllerBinary {
+        mut command,
+        metrics,
+        ..
+    } = ControllerBinary::new(&env.namespace);
+    let mut manager = command
         .args([
-            format!("--namespace={}", env.namespace),
             format!("--kube-api-qps={QPS}"),
             format!("--kube-api-burst={BURST}"),
-            format!("--metrics-bind-address=127.0.0.1:{metrics_port}"),
-            "--metrics-secure=false".to_owned(),
-            format!("--health-probe-bind-address=127.0.0.1:{probe_port}"),
         ])
-        .env(
-            "KUBECONFIG",
-            kubebuilder_envtest::shared().kubeconfig_path(),
-        )
-        .env("ENABLE_WEBHOOKS", "false")
-        .stdout(Stdio::null())
         .stderr(Stdio::inherit())
-        .kill_on_drop(true)
         .spawn()
         .expect("the controller binary starts");
     let pid = manager.id().expect("the manager runs");
-    let metrics = HttpClient::plain(([127, 0, 0, 1], metrics_port).into());
     let requests = Arc::new(Mutex::new(Vec::new()));
     let sampler = tokio::spawn(sample_requests(metrics.clone(), requests.clone()));
 
@@ -255,12 +247,4 @@ fn status_kib(pid: u32, field: &str) -> u64 {
                 .ok()
         })
         .unwrap_or_else(|| panic!("{field} in /proc/{pid}/status"))
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }

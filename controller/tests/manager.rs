@@ -4,11 +4,10 @@
 
 mod common;
 
-use std::net::TcpListener;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{Controller, TIMEOUT, TestEnv, eventually, first_run_after_creation};
+use common::{Controller, TIMEOUT, TestEnv, eventually, first_run_after_creation, free_port};
 use jiff::SignedDuration;
 use k8s_openapi::api::admissionregistration::v1::MutatingWebhookConfiguration;
 use k8s_openapi::api::core::v1::ServiceAccount;
@@ -230,15 +229,6 @@ async fn the_generated_role_is_all_the_controller_needs() {
         cronjob.status
     );
     controller.shutdown().await;
-}
-
-/// A port free at the time of asking.
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 #[tokio::test]

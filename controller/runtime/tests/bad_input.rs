@@ -796,6 +796,31 @@ async fn send_on(
     }
 }
 
+/// Sends a bodiless `method` request for `path` on the keep-alive `connection` (opened
+/// again from `client` when the exchange failed): its status, or why it was not `expected`.
+async fn keep_alive(
+    connection: &mut kubebuilder_runtime::client::Connection,
+    client: &HttpClient,
+    method: &str,
+    path: &str,
+    expected: u16,
+) -> Result<String, String> {
+    let request = connection
+        .request(method, path)
+        .body(Full::default())
+        .unwrap();
+    let reply = send_on(connection, client, request).await?;
+    if reply.status.as_u16() == expected {
+        Ok(reply.status.as_str().to_owned())
+    } else {
+        Err(format!(
+            "{} where {expected} was due: {}",
+            reply.status,
+            reply.text()
+        ))
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // The bulk runs: `cycles(10_000)` bad requests to each server, each followed by a good one.
 
@@ -893,10 +918,20 @@ impl WebhookRun<'_> {
                     self.body(Review::Conversion, body, expect).await,
                 )
             }
-            12 => ("GET", self.keep_alive("GET", review.path(), 405).await),
+            12 => (
+                "GET",
+                keep_alive(
+                    &mut self.bad,
+                    &self.servers.webhook,
+                    "GET",
+                    review.path(),
+                    405,
+                )
+                .await,
+            ),
             13 => (
                 "unknown path",
-                self.keep_alive("GET", "/nothing", 404).await,
+                keep_alive(&mut self.bad, &self.servers.webhook, "GET", "/nothing", 404).await,
             ),
             14 => {
                 let request = format!(
@@ -960,29 +995,6 @@ impl WebhookRun<'_> {
         let reply = send_on(&mut self.bad, &self.servers.webhook, request).await?;
         clean_review(&reply, review, expect)?;
         Ok(reply.status.as_str().to_owned())
-    }
-
-    async fn keep_alive(
-        &mut self,
-        method: &str,
-        path: &str,
-        expected: u16,
-    ) -> Result<String, String> {
-        let request = self
-            .bad
-            .request(method, path)
-            .body(Full::default())
-            .unwrap();
-        let reply = send_on(&mut self.bad, &self.servers.webhook, request).await?;
-        if reply.status.as_u16() == expected {
-            Ok(reply.status.as_str().to_owned())
-        } else {
-            Err(format!(
-                "{} where {expected} was due: {}",
-                reply.status,
-                reply.text()
-            ))
-        }
     }
 
     async fn streamed_over_limit(&self, review: Review) -> Result<String, String> {
@@ -1070,9 +1082,12 @@ impl PlainRun<'_> {
         match i % 12 {
             0 => (
                 "unknown path",
-                self.keep_alive("GET", "/nothing", 404).await,
+                keep_alive(&mut self.bad, self.client, "GET", "/nothing", 404).await,
             ),
-            1 => ("POST", self.keep_alive("POST", path, 405).await),
+            1 => (
+                "POST",
+                keep_alive(&mut self.bad, self.client, "POST", path, 405).await,
+            ),
             2 => (
                 "malformed header",
                 expect_exchange(raw(MALFORMED_HEADER.into()).await, &[Some(400)]),
@@ -1113,29 +1128,6 @@ impl PlainRun<'_> {
                 "unknown HTTP version",
                 expect_exchange(raw(UNKNOWN_VERSION.into()).await, &[Some(400)]),
             ),
-        }
-    }
-
-    async fn keep_alive(
-        &mut self,
-        method: &str,
-        path: &str,
-        expected: u16,
-    ) -> Result<String, String> {
-        let request = self
-            .bad
-            .request(method, path)
-            .body(Full::default())
-            .unwrap();
-        let reply = send_on(&mut self.bad, self.client, request).await?;
-        if reply.status.as_u16() == expected {
-            Ok(reply.status.as_str().to_owned())
-        } else {
-            Err(format!(
-                "{} where {expected} was due: {}",
-                reply.status,
-                reply.text()
-            ))
         }
     }
 }

@@ -331,3 +331,46 @@ pub fn first_run_after_creation(cronjob: &CronJob, schedule: &str) -> Timestamp 
 }
 
 pub use kubebuilder_envtest::eventually;
+
+/// A port free at the time of asking.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The `controller` binary as deployed, a process of its own, before it starts: on the
+/// shared control plane, watching only `namespace`, its metrics (plain HTTP) and probes
+/// on free loopback ports, webhooks off; stdout dropped, stopped when dropped.
+pub struct ControllerBinary {
+    pub command: tokio::process::Command,
+    pub metrics: kubebuilder_runtime::client::HttpClient,
+    pub probes: kubebuilder_runtime::client::HttpClient,
+}
+
+impl ControllerBinary {
+    pub fn new(namespace: &str) -> Self {
+        let (metrics_port, probe_port) = (free_port(), free_port());
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_controller"));
+        command
+            .args([
+                format!("--namespace={namespace}"),
+                format!("--metrics-bind-address=127.0.0.1:{metrics_port}"),
+                "--metrics-secure=false".to_owned(),
+                format!("--health-probe-bind-address=127.0.0.1:{probe_port}"),
+            ])
+            .env("KUBECONFIG", shared().kubeconfig_path())
+            .env("ENABLE_WEBHOOKS", "false")
+            .stdout(std::process::Stdio::null())
+            .kill_on_drop(true);
+        let plain =
+            |port| kubebuilder_runtime::client::HttpClient::plain(([127, 0, 0, 1], port).into());
+        Self {
+            command,
+            metrics: plain(metrics_port),
+            probes: plain(probe_port),
+        }
+    }
+}
