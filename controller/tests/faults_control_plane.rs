@@ -108,7 +108,7 @@ async fn control_plane_down(part: Part) {
     let mut rig = Rig::start("faults-down").await;
     let mut report = FaultReport::new(&format!("{} down {} s", part.name(), outage().as_secs()));
     let mut cycle_figures = Vec::new();
-    for _ in 0..faults::cycles(1) {
+    for _ in 0..faults::slow_cycles() {
         let figures = rig.outage(part).await;
         report.recoveries.push(figures.recovery);
         cycle_figures.push(figures);
@@ -131,7 +131,7 @@ async fn the_controller_recovers_when_its_revoked_permissions_come_back() {
     let mut rig = Rig::with(plane, env, Some(as_manager)).await;
     let mut report = FaultReport::new("permissions revoked");
     let mut cycle_figures = Vec::new();
-    for _ in 0..faults::cycles(1) {
+    for _ in 0..faults::slow_cycles() {
         let figures = rig.revocation(&binding).await;
         report.recoveries.push(figures.recovery);
         cycle_figures.push(figures);

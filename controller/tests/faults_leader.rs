@@ -18,7 +18,7 @@ use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::ResourceExt as _;
 use kube::api::{Api, ListParams};
-use kubebuilder_envtest::faults::{FaultReport, cycles};
+use kubebuilder_envtest::faults::{FaultReport, cycles, slow_cycles};
 use kubebuilder_runtime::client::HttpClient;
 use serde_json::json;
 use tokio::process::Child;
@@ -328,7 +328,7 @@ async fn a_leader_paused_past_its_lease_writes_nothing_after_it_resumes_and_step
     // A pause is long against the lease (the successor takes over meanwhile) and spans a
     // minute boundary, so the paused replica has a run to write when it wakes.
     let pause = LEASE_DURATION + RETRY_PERIOD * 3;
-    for cycle in 1..=cycles(10).div_ceil(10) {
+    for cycle in 1..=slow_cycles() {
         let leader = leader_among(&env, &replicas, TIMEOUT).await;
         let other = 1 - leader;
         wait_until_second_of_minute(60 - pause.as_secs() / 2).await;

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 /// What starts a report line on a fault test's stdout.
 pub const REPORT_PREFIX: &str = "fault-report ";
 
-/// The variable `cargo xtask test-faults --cycles N` sets: how many times each fault is
-/// injected.
+/// The variable `cargo xtask test-faults --cycles N` sets: how many times the quick faults
+/// are injected (see [`cycles`] and [`slow_cycles`]).
 pub const CYCLES_ENV: &str = "FAULT_CYCLES";
 
 /// One fault's figures.
@@ -61,12 +61,21 @@ impl FaultReport {
     }
 }
 
-/// How many cycles a fault test runs: `FAULT_CYCLES`, else `default` (the bounded run).
+/// How many cycles a quick fault (one cycle in seconds: a leader killed) runs:
+/// `FAULT_CYCLES`, else `default` (the bounded run).
 pub fn cycles(default: u64) -> u64 {
-    std::env::var(CYCLES_ENV)
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(default)
+    full_run_cycles().unwrap_or(default)
+}
+
+/// How many cycles a slow fault (a minute or more a cycle: a paused leader, the control
+/// plane down) runs: a tenth of `FAULT_CYCLES`, rounded up, else one. The full run of 50
+/// stays within an hour or so that way.
+pub fn slow_cycles() -> u64 {
+    full_run_cycles().map_or(1, |cycles| cycles.div_ceil(10))
+}
+
+fn full_run_cycles() -> Option<u64> {
+    std::env::var(CYCLES_ENV).ok()?.parse().ok()
 }
 
 /// Durations as whole milliseconds, so the line stays short and readable.
