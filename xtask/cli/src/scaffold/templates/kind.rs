@@ -640,7 +640,6 @@ async fn serve_webhooks(api: &Api<{{kind}}>, namespace: &str) -> kubebuilder_run
     let registration =
         LoopbackRegistration::new(&format!("{namespace}-{{kind_lower}}")).only_namespace(namespace);
     let manager = Manager::new(api.clone().into_client(), args)
-        .webhook_host(std::net::Ipv4Addr::LOCALHOST.into())
         .webhooks(webhooks())
         .enable_webhooks(true)
         .serve_webhooks_on_loopback(registration);
