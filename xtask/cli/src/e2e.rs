@@ -11,7 +11,7 @@
 use std::process::Command;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use kubebuilder_envtest::assets;
 use kubebuilder_envtest::node;
 
@@ -151,22 +151,8 @@ fn cargo_test(package: &str, target: &str, extra: &[String]) -> Command {
 
 /// The workspace members that have an `e2e` feature.
 fn e2e_packages() -> Result<Vec<String>> {
-    let output = crate::cargo()
-        .current_dir(crate::workspace_root())
-        .args(["metadata", "--format-version", "1", "--no-deps"])
-        .output()
-        .context("running cargo metadata")?;
-    if !output.status.success() {
-        bail!(
-            "cargo metadata failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout)?;
-    Ok(metadata["packages"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    Ok(crate::workspace_packages()?
+        .iter()
         .filter(|package| package["features"].get("e2e").is_some())
         .filter_map(|package| package["name"].as_str().map(str::to_owned))
         .collect())

@@ -4,6 +4,9 @@
 //! `fault-report` line ([`FaultReport`]) that this command collects into one table: fault,
 //! cycles, duplicates, misses, recovery min/p50/max, errors, detail.
 //!
+//! The suite is every test target of the workspace that requires the `faults` feature, so
+//! a project's own fault tests join it by declaring that feature.
+//!
 //! It fails when a test failed, when a target printed no report (a fault that did not run
 //! must not look like a pass), or when a report counts errors.
 
@@ -27,36 +30,43 @@ pub struct Args {
     cycles: Option<u64>,
 }
 
+/// The feature a fault test requires: it marks a test target as part of the suite.
+const FAULTS_FEATURE: &str = "faults";
+
 /// A test target of the suite: `cargo test -p <package> --features faults --test <target>`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Target {
-    package: &'static str,
-    target: &'static str,
+    package: String,
+    target: String,
 }
 
-/// The suite, all of it: a target missing here or failing to report fails the command.
-const TARGETS: &[Target] = &[
-    // Leader crash, fencing, a crash between two writes.
-    Target {
-        package: "controller",
-        target: "faults_leader",
-    },
-    // The apiserver and etcd down, permissions revoked.
-    Target {
-        package: "controller",
-        target: "faults_control_plane",
-    },
-    // 10,000 CronJobs due in one minute, under the client rate limit.
-    Target {
-        package: "controller",
-        target: "faults_scale",
-    },
-    // Bad input to every server of the runtime.
-    Target {
-        package: "kubebuilder-runtime",
-        target: "bad_input",
-    },
-];
+/// The suite: every test target of the workspace with `required-features = ["faults"]`
+/// (in this repository the leader crash, fencing and crash between writes; the
+/// control plane down and permissions revoked; the scale run; bad input to every
+/// server), in `cargo metadata`'s order. Each must report, or the command fails.
+fn fault_targets(packages: &[serde_json::Value]) -> Vec<Target> {
+    let mut targets = Vec::new();
+    for package in packages {
+        let Some(name) = package["name"].as_str() else {
+            continue;
+        };
+        for target in package["targets"].as_array().into_iter().flatten() {
+            let is_test = target["kind"]
+                .as_array()
+                .is_some_and(|kinds| kinds.iter().any(|kind| kind == "test"));
+            let needs_faults = target["required-features"]
+                .as_array()
+                .is_some_and(|features| features.iter().any(|feature| feature == FAULTS_FEATURE));
+            if let (true, true, Some(target)) = (is_test, needs_faults, target["name"].as_str()) {
+                targets.push(Target {
+                    package: name.to_owned(),
+                    target: target.to_owned(),
+                });
+            }
+        }
+    }
+    targets
+}
 
 /// What one target's run gave.
 #[derive(Debug)]
@@ -68,15 +78,22 @@ struct Run {
 
 /// Runs every target, prints the table, and fails as the module docs say.
 pub fn run(args: Args) -> Result<()> {
+    let targets = fault_targets(&crate::workspace_packages()?);
+    if targets.is_empty() {
+        bail!(
+            "this workspace has no fault tests: a fault test is a test target with \
+             required-features = [\"{FAULTS_FEATURE}\"]"
+        );
+    }
     let assets = assets::install()?;
     let mut runs = Vec::new();
-    for target in TARGETS {
-        let mut command = cargo_test(*target);
+    for target in targets {
+        let mut command = cargo_test(&target);
         command.env(assets::ASSETS_ENV, &assets);
         if let Some(cycles) = args.cycles {
             command.env(CYCLES_ENV, cycles.to_string());
         }
-        runs.push(run_target(*target, &mut command)?);
+        runs.push(run_target(target, &mut command)?);
     }
     let reports: Vec<FaultReport> = runs.iter().flat_map(|run| run.reports.clone()).collect();
     println!("\n{}", render(&reports));
@@ -90,12 +107,18 @@ pub fn run(args: Args) -> Result<()> {
 
 /// One target's tests, one at a time (faults stop shared processes and measure time),
 /// their output shown.
-fn cargo_test(target: Target) -> Command {
+fn cargo_test(target: &Target) -> Command {
     let mut command = crate::cargo();
     command
         .current_dir(crate::workspace_root())
-        .args(["test", "--package", target.package, "--features", "faults"])
-        .args(["--test", target.target, "--"])
+        .args([
+            "test",
+            "--package",
+            &target.package,
+            "--features",
+            FAULTS_FEATURE,
+        ])
+        .args(["--test", &target.target, "--"])
         .args(["--nocapture", "--test-threads=1"]);
     command
 }
@@ -263,20 +286,56 @@ mod tests {
     }
 
     #[test]
+    fn the_suite_is_every_test_target_that_requires_the_faults_feature() {
+        let packages: Vec<serde_json::Value> = serde_json::from_value(serde_json::json!([
+            {"name": "operator", "targets": [
+                {"name": "operator", "kind": ["lib"], "required-features": []},
+                {"name": "faults_leader", "kind": ["test"], "required-features": ["faults"]},
+                {"name": "e2e", "kind": ["test"], "required-features": ["e2e"]},
+                {"name": "unit", "kind": ["test"]},
+                {"name": "faults_tool", "kind": ["bin"], "required-features": ["faults"]}
+            ]},
+            {"name": "runtime", "targets": [
+                {"name": "bad_input", "kind": ["test"], "required-features": ["tls", "faults"]}
+            ]}
+        ]))
+        .unwrap();
+        assert_eq!(
+            fault_targets(&packages)
+                .iter()
+                .map(|target| format!("{} --test {}", target.package, target.target))
+                .collect::<Vec<_>>(),
+            ["operator --test faults_leader", "runtime --test bad_input"]
+        );
+    }
+
+    #[test]
     fn a_target_without_a_report_fails_the_suite_even_when_its_tests_pass() {
         let run = |target: Target, passed, reports| Run {
             target,
             passed,
             reports,
         };
+        let target = |package: &str, target: &str| Target {
+            package: package.to_owned(),
+            target: target.to_owned(),
+        };
         let runs = [
             run(
-                TARGETS[0],
+                target("controller", "faults_leader"),
                 true,
                 vec![report("leader SIGKILLed", &[900], 0)],
             ),
-            run(TARGETS[1], true, Vec::new()),
-            run(TARGETS[3], false, vec![report("bad input", &[], 2)]),
+            run(
+                target("controller", "faults_control_plane"),
+                true,
+                Vec::new(),
+            ),
+            run(
+                target("kubebuilder-runtime", "bad_input"),
+                false,
+                vec![report("bad input", &[], 2)],
+            ),
         ];
         assert_eq!(
             failures(&runs),

@@ -28,7 +28,7 @@ pub mod tools;
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context as _, Result, bail};
 use clap::{Parser, Subcommand};
 
 /// The command line of a project's `cargo xtask` with no commands of its own.
@@ -133,6 +133,27 @@ pub fn cargo() -> std::process::Command {
         }
     }
     command
+}
+
+/// The workspace's members, as `cargo metadata --no-deps` describes them (name, features,
+/// targets, ...).
+pub fn workspace_packages() -> Result<Vec<serde_json::Value>> {
+    let output = cargo()
+        .current_dir(workspace_root())
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .output()
+        .context("running cargo metadata")?;
+    if !output.status.success() {
+        bail!(
+            "cargo metadata failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    let mut metadata: serde_json::Value = serde_json::from_slice(&output.stdout)?;
+    match metadata["packages"].take() {
+        serde_json::Value::Array(packages) => Ok(packages),
+        _ => bail!("cargo metadata printed no packages"),
+    }
 }
 
 /// The root of the workspace `cargo xtask` works on: the nearest directory holding a
