@@ -534,6 +534,12 @@ struct Informer<K: CachedKind> {
     store: Store<K>,
     extractors: Arc<BTreeMap<String, Extractor<K>>>,
     state: Mutex<InformerState<K>>,
+    /// Opened once the first list is in the store and the indexes: what reads wait for.
+    /// Not the store's own `wait_until_ready`: of several tasks waiting on one store, it
+    /// wakes only the last to poll (kube-runtime keeps a single waker), so concurrent
+    /// reconciles reading a kind before its first list would sleep out
+    /// [`READ_SYNC_TIMEOUT`].
+    synced: SyncGate,
 }
 
 struct InformerState<K: CachedKind> {
@@ -567,6 +573,7 @@ impl<K: CachedKind> Informer<K> {
                 last_error: None,
                 synced: false,
             }),
+            synced: SyncGate::default(),
         });
         let client = link.observe(client.clone());
         let api = K::Scope::api::<K>(client, informer.namespace.as_deref());
@@ -647,6 +654,8 @@ impl<K: CachedKind> Informer<K> {
                 for object in &objects {
                     state.dispatch(object);
                 }
+                drop(state);
+                self.synced.open();
             }
             event @ (Event::Init | Event::InitApply(_)) => writer.apply_watcher_event(&event),
         }
@@ -669,8 +678,7 @@ impl<K: CachedKind> Informer<K> {
     }
 
     async fn wait_synced(&self) -> Result<(), CacheError> {
-        let ready = tokio::time::timeout(READ_SYNC_TIMEOUT, self.store.wait_until_ready()).await;
-        if matches!(ready, Ok(Ok(()))) {
+        if self.synced.wait(READ_SYNC_TIMEOUT).await {
             return Ok(());
         }
         Err(CacheError::NotSynced {
@@ -752,6 +760,29 @@ impl<K: CachedKind> InformerState<K> {
     fn dispatch(&mut self, object: &Arc<K>) {
         self.subscribers
             .retain(|subscriber| subscriber.send(object.clone()).is_ok());
+    }
+}
+
+/// Opened once, waited for by any number of tasks (each woken when it opens).
+#[derive(Debug)]
+struct SyncGate(tokio::sync::watch::Sender<bool>);
+
+impl Default for SyncGate {
+    fn default() -> Self {
+        Self(tokio::sync::watch::Sender::new(false))
+    }
+}
+
+impl SyncGate {
+    fn open(&self) {
+        self.0.send_replace(true);
+    }
+
+    /// Whether the gate opened within `timeout`.
+    async fn wait(&self, timeout: Duration) -> bool {
+        let mut opened = self.0.subscribe();
+        let wait = opened.wait_for(|open| *open);
+        matches!(tokio::time::timeout(timeout, wait).await, Ok(Ok(_)))
     }
 }
 
@@ -883,4 +914,46 @@ fn object_key<K: CachedKind>(object: &K) -> ObjectRef<K> {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// On a paused clock, time moves only when every task waits on a timer: waiters
+    /// woken by `open` finish with the clock where it was; waiters left asleep would
+    /// finish only at their timeout.
+    #[tokio::test(start_paused = true)]
+    async fn every_waiter_is_released_when_the_gate_opens_not_at_its_timeout() {
+        let gate = Arc::new(SyncGate::default());
+        let waiters: Vec<_> = (0..8)
+            .map(|_| {
+                let gate = gate.clone();
+                tokio::spawn(async move { gate.wait(READ_SYNC_TIMEOUT).await })
+            })
+            .collect();
+        // Every waiter is parked on the gate before it opens.
+        for _ in 0..8 {
+            tokio::task::yield_now().await;
+        }
+        let opened = tokio::time::Instant::now();
+        gate.open();
+        for waiter in waiters {
+            assert!(waiter.await.unwrap(), "released");
+        }
+        assert_eq!(
+            opened.elapsed(),
+            Duration::ZERO,
+            "no waiter slept to its timeout"
+        );
+        assert!(
+            gate.wait(Duration::ZERO).await,
+            "an open gate lets later readers through"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_gate_that_never_opens_times_out() {
+        assert!(!SyncGate::default().wait(READ_SYNC_TIMEOUT).await);
+    }
 }

@@ -298,7 +298,7 @@ impl ControllerContext {
             let mut synced = true;
             for store in stores {
                 // An error means the controller ended before syncing: nothing to report.
-                synced &= store.wait_until_ready().await.is_ok();
+                synced &= store_ready(&store).await;
             }
             if synced {
                 tracing::info!(controller = %self.name, "caches synced; controller ready");
@@ -311,6 +311,24 @@ impl ControllerContext {
             () = report_ready => {}
         }
         tracing::info!(controller = %self.name, "controller stopped");
+    }
+}
+
+/// Whether `store` became ready (false: its writer is gone). kube-runtime's
+/// `wait_until_ready` wakes only the last of several tasks waiting on one store, and the
+/// cache shares each informer's store with every controller built on it: asked again each
+/// second, a lost wake-up costs a second instead of the controller's readiness.
+async fn store_ready<K>(store: &kube::runtime::reflector::Store<K>) -> bool
+where
+    K: Resource + Clone + 'static,
+    K::DynamicType: Clone + Eq + Hash,
+{
+    loop {
+        if let Ok(ready) =
+            tokio::time::timeout(Duration::from_secs(1), store.wait_until_ready()).await
+        {
+            return ready.is_ok();
+        }
     }
 }
 
