@@ -534,11 +534,11 @@ struct Informer<K: CachedKind> {
     store: Store<K>,
     extractors: Arc<BTreeMap<String, Extractor<K>>>,
     state: Mutex<InformerState<K>>,
-    /// Opened once the first list is in the store and the indexes: what reads wait for.
-    /// Not the store's own `wait_until_ready`: of several tasks waiting on one store, it
-    /// wakes only the last to poll (kube-runtime keeps a single waker), so concurrent
-    /// reconciles reading a kind before its first list would sleep out
-    /// [`READ_SYNC_TIMEOUT`].
+    /// Opened once the first list is in the store and the indexes, under `state`'s lock:
+    /// what reads wait for, and what `subscribe` asks. Not the store's own
+    /// `wait_until_ready`: of several tasks waiting on one store, it wakes only the last to
+    /// poll (kube-runtime keeps a single waker), so concurrent reconciles reading a kind
+    /// before its first list would sleep out [`READ_SYNC_TIMEOUT`].
     synced: SyncGate,
 }
 
@@ -549,8 +549,6 @@ struct InformerState<K: CachedKind> {
     subscribers: Vec<mpsc::UnboundedSender<Arc<K>>>,
     /// The watch's latest error, cleared by a complete list.
     last_error: Option<String>,
-    /// Whether a first list has completed.
-    synced: bool,
 }
 
 impl<K: CachedKind> Informer<K> {
@@ -571,7 +569,6 @@ impl<K: CachedKind> Informer<K> {
                 indexes: HashMap::new(),
                 subscribers: Vec::new(),
                 last_error: None,
-                synced: false,
             }),
             synced: SyncGate::default(),
         });
@@ -646,7 +643,6 @@ impl<K: CachedKind> Informer<K> {
                 let objects = self.store.state();
                 let mut state = lock(&self.state);
                 state.last_error = None;
-                state.synced = true;
                 state.indexes.clear();
                 for object in &objects {
                     state.reindex(&self.extractors, &object_key(object), None, Some(object));
@@ -654,7 +650,6 @@ impl<K: CachedKind> Informer<K> {
                 for object in &objects {
                     state.dispatch(object);
                 }
-                drop(state);
                 self.synced.open();
             }
             event @ (Event::Init | Event::InitApply(_)) => writer.apply_watcher_event(&event),
@@ -665,7 +660,7 @@ impl<K: CachedKind> Informer<K> {
         let (sender, receiver) = mpsc::unbounded_channel();
         let mut state = lock(&self.state);
         // Under the lock the pump dispatches with: nothing is missed, at worst repeated.
-        if state.synced {
+        if self.synced.is_open() {
             for object in self.store.state() {
                 let _ = sender.send(object);
             }
@@ -776,6 +771,10 @@ impl Default for SyncGate {
 impl SyncGate {
     fn open(&self) {
         self.0.send_replace(true);
+    }
+
+    fn is_open(&self) -> bool {
+        *self.0.borrow()
     }
 
     /// Whether the gate opened within `timeout`.
