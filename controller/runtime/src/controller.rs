@@ -8,7 +8,8 @@
 //! newer version (a conflict) is retried without being reported as an error.
 //!
 //! Controllers read and watch through the manager's [`Cache`]: [`Scope::controller_for`]
-//! and [`CachedTriggers`] build kube-runtime `Controller`s on its shared informers.
+//! and the watches of [`CachedController`] build kube-runtime `Controller`s on its shared
+//! informers, over the cache's compact objects; each reconcile gets the object decoded.
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -23,11 +24,10 @@ use kube::core::NamespaceResourceScope;
 use kube::runtime::controller::{Action, Config, Controller, Error as ControllerError};
 use kube::runtime::reflector::ObjectRef;
 use kube::{Client, Resource, ResourceExt as _};
-use serde::de::DeserializeOwned;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use crate::backoff::Backoff;
-use crate::cache::{Cache, CachedKind};
+use crate::cache::{Cache, CacheError, CachedKind, Compact, decode};
 use crate::healthz::ReadinessHandle;
 use crate::metrics::{ControllerMetrics, ReconcileResult, Workqueue};
 
@@ -87,7 +87,7 @@ impl Scope {
 
     /// A controller of `K` (controller-runtime's `For(&K{})`) on the manager's shared
     /// informer of `K` in this scope: no watch of its own.
-    pub fn controller_for<K>(&self) -> Controller<K>
+    pub fn controller_for<K>(&self) -> CachedController<K>
     where
         K: CachedKind + Resource<Scope = NamespaceResourceScope>,
     {
@@ -96,37 +96,27 @@ impl Scope {
             .cache
             .subscribe::<K>(self.namespace())
             .inspect(move |object| queue.add(queue_key(object.namespace(), &object.name_any())));
-        Controller::for_shared_stream(triggers, self.cache.store::<K>(self.namespace()))
+        CachedController {
+            controller: Controller::for_shared_stream(
+                triggers,
+                self.cache.store::<K>(self.namespace()),
+            ),
+        }
     }
 }
 
-/// Watches of other kinds for a controller built with [`Scope::controller_for`], on the
-/// manager's shared informers.
-pub trait CachedTriggers<K: Resource> {
+/// A controller of `K` on the manager's shared informers, built by
+/// [`Scope::controller_for`] (controller-runtime's builder after `For(&K{})`) and run by
+/// [`ControllerContext::run`].
+pub struct CachedController<K: CachedKind> {
+    controller: Controller<Compact<K>>,
+}
+
+impl<K: CachedKind> CachedController<K> {
     /// Reconciles the owners of kind `K` of every `Child` that changes
     /// (controller-runtime's `Owns(&Child{})`).
     #[must_use]
-    fn owns_cached<Child: CachedKind>(self, scope: &Scope) -> Self;
-
-    /// Reconciles the objects `mapper` names for every `Other` that changes
-    /// (controller-runtime's `Watches(&Other{}, handler.EnqueueRequestsFromMapFunc(..))`).
-    #[must_use]
-    fn watches_cached<Other, I>(
-        self,
-        scope: &Scope,
-        mapper: impl Fn(Arc<Other>) -> I + Send + Sync + 'static,
-    ) -> Self
-    where
-        Other: CachedKind,
-        I: IntoIterator<Item = ObjectRef<K>> + 'static,
-        I::IntoIter: Send;
-}
-
-impl<K> CachedTriggers<K> for Controller<K>
-where
-    K: CachedKind,
-{
-    fn owns_cached<Child: CachedKind>(self, scope: &Scope) -> Self {
+    pub fn owns_cached<Child: CachedKind>(self, scope: &Scope) -> Self {
         self.watches_cached(scope, |child: Arc<Child>| {
             let namespace = child.namespace();
             child
@@ -137,7 +127,10 @@ where
         })
     }
 
-    fn watches_cached<Other, I>(
+    /// Reconciles the objects `mapper` names for every `Other` that changes
+    /// (controller-runtime's `Watches(&Other{}, handler.EnqueueRequestsFromMapFunc(..))`).
+    #[must_use]
+    pub fn watches_cached<Other, I>(
         self,
         scope: &Scope,
         mapper: impl Fn(Arc<Other>) -> I + Send + Sync + 'static,
@@ -145,17 +138,31 @@ where
     where
         Other: CachedKind,
         I: IntoIterator<Item = ObjectRef<K>> + 'static,
-        I::IntoIter: Send,
     {
         let queue = scope.queue.clone();
-        let mapper = move |other| {
-            let targets: Vec<_> = mapper(other).into_iter().collect();
-            for target in &targets {
-                queue.add(queue_key(target.namespace.clone(), &target.name));
-            }
-            targets
+        let mapper = move |other: Arc<Compact<Other>>| {
+            let other = match decode(&other) {
+                Ok(other) => Arc::new(other),
+                Err(error) => {
+                    tracing::error!(%error, "a change not mapped to the objects it concerns");
+                    return Vec::new();
+                }
+            };
+            mapper(other)
+                .into_iter()
+                .map(|target| {
+                    queue.add(queue_key(target.namespace.clone(), &target.name));
+                    let mut key = ObjectRef::new(&target.name);
+                    key.namespace = target.namespace;
+                    key
+                })
+                .collect()
         };
-        self.watches_shared_stream(scope.cache.subscribe::<Other>(scope.namespace()), mapper)
+        Self {
+            controller: self
+                .controller
+                .watches_shared_stream(scope.cache.subscribe::<Other>(scope.namespace()), mapper),
+        }
     }
 }
 
@@ -241,12 +248,11 @@ impl ControllerContext {
     /// the main store of every scope has synced.
     pub async fn run<K, Ctx, R, Fut, E>(
         self,
-        build: impl Fn(&Scope) -> Controller<K>,
+        build: impl Fn(&Scope) -> CachedController<K>,
         reconcile: R,
         context: Arc<Ctx>,
     ) where
-        K: Clone + Resource + DeserializeOwned + Debug + Send + Sync + 'static,
-        K::DynamicType: Clone + Debug + Default + Eq + Hash + Unpin + Send + Sync,
+        K: CachedKind,
         Ctx: Send + Sync + 'static,
         R: Fn(Arc<K>, Arc<Ctx>) -> Fut + Clone + Send + Sync + 'static,
         Fut: Future<Output = Result<Action, E>> + Send + 'static,
@@ -264,12 +270,13 @@ impl ControllerContext {
         let mut runs = Vec::new();
         for scope in self.scopes() {
             let controller = build(&scope)
+                .controller
                 .with_config(Config::default().concurrency(self.max_concurrent_reconciles))
                 .graceful_shutdown_on(self.stopped());
             stores.push(controller.store());
             let error_policy = {
                 let guard = guard.clone();
-                move |object: Arc<K>, _: &ReconcileFailure<E>, _: Arc<Ctx>| {
+                move |object: Arc<Compact<K>>, _: &ReconcileFailure<E>, _: Arc<Ctx>| {
                     let key = ObjectRef::from_obj(object.as_ref());
                     let delay = guard.backoff.next_delay(key);
                     guard
@@ -341,7 +348,12 @@ enum ReconcileFailure<E> {
     Panicked(String),
     #[error("the reconcile did not finish within {0:?}")]
     TimedOut(Duration),
+    #[error(transparent)]
+    Undecodable(CacheError),
 }
+
+/// One reconcile of a controller, as kube-runtime runs it.
+type Reconciling<E> = futures::future::BoxFuture<'static, Result<Action, ReconcileFailure<E>>>;
 
 /// What every reconcile of one controller shares.
 struct Guard<K: Resource> {
@@ -379,23 +391,25 @@ impl<K: Resource> Clone for Guard<K> {
 /// `controller_runtime_reconcile_panics_total`, and retried like an error.
 fn instrument<K, Ctx, R, Fut, E>(
     reconcile: R,
-    guard: Guard<K>,
-) -> impl FnMut(
-    Arc<K>,
-    Arc<Ctx>,
-) -> futures::future::BoxFuture<'static, Result<Action, ReconcileFailure<E>>>
+    guard: Guard<Compact<K>>,
+) -> impl FnMut(Arc<Compact<K>>, Arc<Ctx>) -> Reconciling<E>
 where
-    K: Resource + 'static,
-    K::DynamicType: Clone + Default + Eq + Hash + Send + Sync,
+    K: CachedKind,
     R: Fn(Arc<K>, Arc<Ctx>) -> Fut,
     Fut: Future<Output = Result<Action, E>> + Send + 'static,
     E: std::error::Error + Send + 'static,
 {
-    move |object, context| {
-        let key = ObjectRef::from_obj(object.as_ref());
-        let queue_key = queue_key(object.namespace(), &object.name_any());
-        // A reconciler that is not an `async fn` may panic before returning its future.
-        let running = std::panic::catch_unwind(AssertUnwindSafe(|| reconcile(object, context)));
+    move |compact: Arc<Compact<K>>, context| {
+        let key = ObjectRef::from_obj(compact.as_ref());
+        let queue_key = queue_key(compact.namespace(), &compact.name_any());
+        let running = match decode(&compact) {
+            // A reconciler that is not an `async fn` may panic before returning its future.
+            Ok(object) => {
+                std::panic::catch_unwind(AssertUnwindSafe(|| reconcile(Arc::new(object), context)))
+                    .map_err(|panic| ReconcileFailure::Panicked(panic_message(panic.as_ref())))
+            }
+            Err(error) => Err(ReconcileFailure::Undecodable(error)),
+        };
         let guard = guard.clone();
         Box::pin(async move {
             let queue = guard.metrics.queue();
@@ -404,7 +418,7 @@ where
             let started = Instant::now();
             let finished = match running {
                 Ok(running) => guard.run_bounded(running).await,
-                Err(panic) => Err(ReconcileFailure::Panicked(panic_message(panic.as_ref()))),
+                Err(failure) => Err(failure),
             };
             queue.finished(&queue_key);
             let (outcome, result) = match finished {
@@ -531,7 +545,7 @@ mod tests {
         ))
     }
 
-    fn guard(metrics: &Metrics, timeout: Option<Duration>) -> Guard<ConfigMap> {
+    fn guard(metrics: &Metrics, timeout: Option<Duration>) -> Guard<Compact<ConfigMap>> {
         Guard {
             controller: "test".into(),
             metrics: metrics.controller("test"),
@@ -540,10 +554,10 @@ mod tests {
         }
     }
 
-    fn settings() -> Arc<ConfigMap> {
+    fn settings() -> Arc<Compact<ConfigMap>> {
         let mut config_map = ConfigMap::default();
         config_map.metadata.name = Some("settings".into());
-        Arc::new(config_map)
+        Arc::new(Compact::encode(&config_map).unwrap())
     }
 
     #[tokio::test]

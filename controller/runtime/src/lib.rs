@@ -39,7 +39,7 @@ pub mod webhook;
 
 pub use clock::{Clock, SystemClock, TestClock};
 pub use controller::{
-    CachedTriggers, ControllerContext, DEFAULT_MAX_CONCURRENT_RECONCILES, Scope, is_conflict,
+    CachedController, ControllerContext, DEFAULT_MAX_CONCURRENT_RECONCILES, Scope, is_conflict,
 };
 pub use manager::{
     Manager, ManagerError, NeedLeaderElection, RunnableError, RunningManager, shutdown_signal,

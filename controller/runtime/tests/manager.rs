@@ -13,8 +13,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::api::{Api, Patch, PatchParams, PostParams};
-use kube::runtime::controller::{Action, Controller};
-use kube::runtime::watcher;
+use kube::runtime::controller::Action;
 use kube::{Client, ResourceExt as _};
 use kubebuilder_envtest::shared;
 use kubebuilder_runtime::certs::write_loopback_serving_certificate;
@@ -519,7 +518,7 @@ async fn shutdown_waits_for_the_reconcile_in_flight_and_releases_the_lease() {
         async move {
             context
                 .run(
-                    |scope| Controller::new(scope.api::<ConfigMap>(), watcher::Config::default()),
+                    |scope| scope.controller_for::<ConfigMap>(),
                     slow_reconcile,
                     slow,
                 )

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use api::v1::CronJob;
 use k8s_openapi::api::batch::v1::Job;
-use kubebuilder_runtime::{CachedTriggers as _, Clock, ControllerContext, Manager};
+use kubebuilder_runtime::{Clock, ControllerContext, Manager};
 
 use self::jobs::{JOB_OWNER_KEY, controller_uid};
 use self::reconciler::Reconciler;
