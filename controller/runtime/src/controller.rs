@@ -86,11 +86,9 @@ impl Scope {
     }
 
     /// A controller of `K` (controller-runtime's `For(&K{})`) on the manager's shared
-    /// informer of `K` in this scope: no watch of its own.
-    pub fn controller_for<K>(&self) -> CachedController<K>
-    where
-        K: CachedKind + Resource<Scope = NamespaceResourceScope>,
-    {
+    /// informer of `K` in this scope (the cluster-wide one for a cluster-scoped kind): no
+    /// watch of its own.
+    pub fn controller_for<K: CachedKind>(&self) -> CachedController<K> {
         let queue = self.queue.clone();
         let triggers = self
             .cache

@@ -889,9 +889,7 @@ fn resource_false_for_a_kubernetes_kind_scaffolds_a_controller_on_its_k8s_openap
         "create api --group core --version v1 --kind Namespace --resource=false",
     );
     let module = project.read("controller/src/namespace/mod.rs");
-    assert!(module.contains(
-        "Controller::new(\n                    Api::<Namespace>::all(scope.client().clone()),"
-    ));
+    assert!(module.contains("|scope| scope.controller_for::<Namespace>(),"));
     assert!(
         project
             .read("controller/src/namespace/reconciler.rs")

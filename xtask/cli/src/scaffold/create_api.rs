@@ -588,20 +588,10 @@ fn foreign_values(foreign: &Foreign, project: &Project) -> Values {
     } else {
         String::new()
     };
-    let (watched, test_api, scope_imports) = if foreign.namespaced {
-        (
-            format!("scope.controller_for::<{kind}>()"),
-            "Api::namespaced(client, &namespace)",
-            "",
-        )
+    let test_api = if foreign.namespaced {
+        "Api::namespaced(client, &namespace)"
     } else {
-        (
-            format!(
-                "Controller::new(Api::<{kind}>::all(scope.client().clone()), watcher::Config::default())"
-            ),
-            "Api::all(client)",
-            "use kube::api::Api;\nuse kube::runtime::controller::Controller;\nuse kube::runtime::watcher;\n",
-        )
+        "Api::all(client)"
     };
     let mut object = Map::new();
     object.insert("apiVersion".into(), foreign.api_version().into());
@@ -620,9 +610,7 @@ fn foreign_values(foreign: &Foreign, project: &Project) -> Values {
         .with("rbac_namespace", rbac_namespace)
         .with("type_path", type_path.as_str())
         .with("origin", origin)
-        .with("watched", watched)
         .with("test_api", test_api)
-        .with("scope_imports", scope_imports)
         .with("object", external::object_entries(&object))
         .with(
             "scope",

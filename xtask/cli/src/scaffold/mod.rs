@@ -278,26 +278,17 @@ fn kind_values(kind: &names::Kind, project: &Project, layout: &layout::KindLayou
     } else {
         format!("\n    resource({}),", resource_args.join(", "))
     };
-    // A namespaced kind's controller is built on the manager's shared cache; a
-    // cluster-scoped one watches on its own (one watch, whatever `--namespace` says).
-    let (watched, status_api, test_api, scope_imports) = if kind.namespaced {
+    let (status_api, test_api) = if kind.namespaced {
         (
-            format!("scope.controller_for::<{}>()", kind.kind),
             format!(
                 "Api::namespaced(self.client.clone(), &{snake}.namespace().unwrap_or_default())"
             ),
             "Api::namespaced(client, &namespace)",
-            "",
         )
     } else {
         (
-            format!(
-                "Controller::new(Api::<{}>::all(scope.client().clone()), watcher::Config::default())",
-                kind.kind
-            ),
             "Api::all(self.client.clone())".to_owned(),
             "Api::all(client)",
-            "use kube::api::Api;\nuse kube::runtime::controller::Controller;\nuse kube::runtime::watcher;\n",
         )
     };
     Values::default()
@@ -311,10 +302,8 @@ fn kind_values(kind: &names::Kind, project: &Project, layout: &layout::KindLayou
         .with("full_group", kind.full_group())
         .with("version", kind.version.as_str())
         .with("resource_args", resource_args)
-        .with("watched", watched)
         .with("status_api", status_api)
         .with("test_api", test_api)
-        .with("scope_imports", scope_imports)
         .with("mutating_path", kind.webhook_path(true))
         .with("validating_path", kind.webhook_path(false))
         .with("version_args", "")

@@ -203,7 +203,7 @@ pub mod reconciler;
 use std::sync::Arc;
 
 use {{api_module}}::{{kind}};
-{{scope_imports}}use kubebuilder_runtime::{ControllerContext, Manager};
+use kubebuilder_runtime::{ControllerContext, Manager};
 
 use self::reconciler::Reconciler;
 
@@ -222,7 +222,7 @@ async fn run(context: ControllerContext) {
         .run(
             // Watch the objects the reconciler creates too (`.owns_cached::<Child>(scope)`),
             // so that their changes reconcile their owner.
-            |scope| {{watched}},
+            |scope| scope.controller_for::<{{kind}}>(),
             Reconciler::reconcile,
             reconciler,
         )
