@@ -950,7 +950,7 @@ fn an_external_api_path_scaffolds_a_controller_on_another_crates_type() {
     let module = project.read("controller/src/widget/mod.rs");
     assert!(module.contains("use widget_api::v1alpha1::Widget;"));
     assert!(module.contains("another project's kind, from the `widget_api` crate:\n"));
-    assert!(module.contains("Api::<Widget>::all(scope.client().clone())"));
+    assert!(module.contains("|scope| scope.controller_for::<Widget>(),"));
     assert!(
         project
             .read("controller/src/widget/reconciler.rs")
@@ -990,10 +990,10 @@ fn an_external_api_path_scaffolds_a_controller_on_another_crates_type() {
         "create api --group networking --version v1beta1 --kind ServiceCIDR --resource=false \
          --external-api-path k8s_openapi::api::networking::v1beta1 --external-api-domain k8s.io",
     );
-    let module = project.read("controller/src/service_cidr/mod.rs");
+    let test = project.read("controller/tests/service_cidr_controller.rs");
     assert!(
-        module.contains("Api::<ServiceCIDR>::all(scope.client().clone())"),
-        "{module}"
+        test.contains("let api: Api<ServiceCIDR> = Api::all(client);"),
+        "{test}"
     );
 }
 
