@@ -9,7 +9,7 @@
 //!
 //! Controllers read and watch through the manager's [`Cache`]: [`Scope::controller_for`]
 //! and the watches of [`CachedController`] build kube-runtime `Controller`s on its shared
-//! informers, over the cache's compact objects; each reconcile gets the object decoded.
+//! informers.
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -27,7 +27,7 @@ use kube::{Client, Resource, ResourceExt as _};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use crate::backoff::Backoff;
-use crate::cache::{Cache, CacheError, CachedKind, Compact, decode};
+use crate::cache::{Cache, CachedKind};
 use crate::healthz::ReadinessHandle;
 use crate::metrics::{ControllerMetrics, ReconcileResult, Workqueue};
 
@@ -107,7 +107,7 @@ impl Scope {
 /// [`Scope::controller_for`] (controller-runtime's builder after `For(&K{})`) and run by
 /// [`ControllerContext::run`].
 pub struct CachedController<K: CachedKind> {
-    controller: Controller<Compact<K>>,
+    controller: Controller<K>,
 }
 
 impl<K: CachedKind> CachedController<K> {
@@ -138,23 +138,12 @@ impl<K: CachedKind> CachedController<K> {
         I: IntoIterator<Item = ObjectRef<K>> + 'static,
     {
         let queue = scope.queue.clone();
-        let mapper = move |other: Arc<Compact<Other>>| {
-            let other = match decode(&other) {
-                Ok(other) => Arc::new(other),
-                Err(error) => {
-                    tracing::error!(%error, "a change not mapped to the objects it concerns");
-                    return Vec::new();
-                }
-            };
-            mapper(other)
-                .into_iter()
-                .map(|target| {
-                    queue.add(queue_key(target.namespace.clone(), &target.name));
-                    let mut key = ObjectRef::new(&target.name);
-                    key.namespace = target.namespace;
-                    key
-                })
-                .collect()
+        let mapper = move |other| {
+            let targets: Vec<_> = mapper(other).into_iter().collect();
+            for target in &targets {
+                queue.add(queue_key(target.namespace.clone(), &target.name));
+            }
+            targets
         };
         Self {
             controller: self
@@ -274,7 +263,7 @@ impl ControllerContext {
             stores.push(controller.store());
             let error_policy = {
                 let guard = guard.clone();
-                move |object: Arc<Compact<K>>, _: &ReconcileFailure<E>, _: Arc<Ctx>| {
+                move |object: Arc<K>, _: &ReconcileFailure<E>, _: Arc<Ctx>| {
                     let key = ObjectRef::from_obj(object.as_ref());
                     let delay = guard.backoff.next_delay(key);
                     guard
@@ -346,8 +335,6 @@ enum ReconcileFailure<E> {
     Panicked(String),
     #[error("the reconcile did not finish within {0:?}")]
     TimedOut(Duration),
-    #[error(transparent)]
-    Undecodable(CacheError),
 }
 
 /// One reconcile of a controller, as kube-runtime runs it.
@@ -389,25 +376,20 @@ impl<K: Resource> Clone for Guard<K> {
 /// `controller_runtime_reconcile_panics_total`, and retried like an error.
 fn instrument<K, Ctx, R, Fut, E>(
     reconcile: R,
-    guard: Guard<Compact<K>>,
-) -> impl FnMut(Arc<Compact<K>>, Arc<Ctx>) -> Reconciling<E>
+    guard: Guard<K>,
+) -> impl FnMut(Arc<K>, Arc<Ctx>) -> Reconciling<E>
 where
     K: CachedKind,
     R: Fn(Arc<K>, Arc<Ctx>) -> Fut,
     Fut: Future<Output = Result<Action, E>> + Send + 'static,
     E: std::error::Error + Send + 'static,
 {
-    move |compact: Arc<Compact<K>>, context| {
-        let key = ObjectRef::from_obj(compact.as_ref());
-        let queue_key = queue_key(compact.namespace(), &compact.name_any());
-        let running = match decode(&compact) {
-            // A reconciler that is not an `async fn` may panic before returning its future.
-            Ok(object) => {
-                std::panic::catch_unwind(AssertUnwindSafe(|| reconcile(Arc::new(object), context)))
-                    .map_err(|panic| ReconcileFailure::Panicked(panic_message(panic.as_ref())))
-            }
-            Err(error) => Err(ReconcileFailure::Undecodable(error)),
-        };
+    move |object: Arc<K>, context| {
+        let key = ObjectRef::from_obj(object.as_ref());
+        let queue_key = queue_key(object.namespace(), &object.name_any());
+        // A reconciler that is not an `async fn` may panic before returning its future.
+        let running = std::panic::catch_unwind(AssertUnwindSafe(|| reconcile(object, context)))
+            .map_err(|panic| ReconcileFailure::Panicked(panic_message(panic.as_ref())));
         let guard = guard.clone();
         Box::pin(async move {
             let queue = guard.metrics.queue();
@@ -543,7 +525,7 @@ mod tests {
         ))
     }
 
-    fn guard(metrics: &Metrics, timeout: Option<Duration>) -> Guard<Compact<ConfigMap>> {
+    fn guard(metrics: &Metrics, timeout: Option<Duration>) -> Guard<ConfigMap> {
         Guard {
             controller: "test".into(),
             metrics: metrics.controller("test"),
@@ -552,10 +534,10 @@ mod tests {
         }
     }
 
-    fn settings() -> Arc<Compact<ConfigMap>> {
+    fn settings() -> Arc<ConfigMap> {
         let mut config_map = ConfigMap::default();
         config_map.metadata.name = Some("settings".into());
-        Arc::new(Compact::encode(&config_map).unwrap())
+        Arc::new(config_map)
     }
 
     #[tokio::test]
