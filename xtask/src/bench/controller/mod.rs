@@ -14,6 +14,8 @@
 //!   (`VmRSS`) a few seconds after that minute's work is done, when it caches every
 //!   CronJob and one Job of each (active: the control plane runs no Job controller), from
 //!   `/proc/<pid>/status`; with several sizes, the bytes each CronJob adds (the slope);
+//! - both memory figures again at the end of each phase (ready, every CronJob reconciled,
+//!   the run's Jobs seen), and so the phase in which the peak was reached;
 //! - its CPU time and its request rate to the apiserver (client-go's
 //!   `rest_client_requests_total` on its metrics, over its lifetime);
 //! - the watches the manager keeps open, per resource, as the apiserver counts them
@@ -107,6 +109,8 @@ struct Figures {
     work: Option<Work>,
     peak_rss_kib: u64,
     steady_rss_kib: u64,
+    /// The memory at the end of each phase, in order.
+    marks: Vec<Mark>,
     /// User and system CPU time over the manager's life.
     cpu: Duration,
     /// Requests the manager sent to the apiserver, and over how long.
@@ -114,6 +118,34 @@ struct Figures {
     lifetime: Duration,
     /// Watches the manager keeps open on the apiserver, by resource.
     watches: BTreeMap<String, u64>,
+}
+
+/// The manager's memory when one phase of its run ended.
+struct Mark {
+    phase: Phase,
+    rss_kib: u64,
+    peak_rss_kib: u64,
+}
+
+/// The phases of one run, in order; the memory is read at the end of each.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Started, the caches synced, the readiness probe answering.
+    Ready,
+    /// Every CronJob's status written once.
+    Reconciled,
+    /// Every Job of the measured run seen.
+    RunJobs,
+}
+
+impl Phase {
+    fn name(self) -> &'static str {
+        match self {
+            Phase::Ready => "start → ready",
+            Phase::Reconciled => "ready → every CronJob reconciled",
+            Phase::RunJobs => "reconciled → the run's Jobs seen",
+        }
+    }
 }
 
 /// The reconciles and the minute's Jobs of one size.
@@ -283,6 +315,8 @@ async fn measure(plane: &ControlPlane, launch: &Launch<'_>) -> Result<Figures> {
     let pid = process::manager_pid(&manager, launch.heap_profile.is_some())?;
 
     let ready = wait_ready(SocketAddr::from(([127, 0, 0, 1], probe_port)), &mut manager).await;
+    let mut marks = Vec::new();
+    mark(&mut marks, Phase::Ready, pid);
     let work = match (ready, launch.cronjobs) {
         (Err(error), _) => Err(error),
         (Ok(()), 0) => Ok(None),
@@ -294,7 +328,12 @@ async fn measure(plane: &ControlPlane, launch: &Launch<'_>) -> Result<Figures> {
                 every_minutes: launch.every_minutes,
                 metrics_addr,
             };
-            phases.run(started, &mut manager).await.map(Some)
+            phases
+                .run(started, &mut manager, &mut |phase| {
+                    mark(&mut marks, phase, pid)
+                })
+                .await
+                .map(Some)
         }
     };
     // What the manager holds once its work is done.
@@ -319,11 +358,24 @@ async fn measure(plane: &ControlPlane, launch: &Launch<'_>) -> Result<Figures> {
         work,
         peak_rss_kib,
         steady_rss_kib,
+        marks,
         cpu: cpu.context("cannot read the manager's CPU time")?,
         requests: requests?,
         lifetime,
         watches: opened_by_manager(&before, &during?),
     })
+}
+
+/// Records the manager's memory at the end of `phase` (nothing when it cannot be read: the
+/// figures read after the run then say why).
+fn mark(marks: &mut Vec<Mark>, phase: Phase, pid: u32) {
+    if let Some((rss_kib, peak_rss_kib)) = process::memory_of(pid) {
+        marks.push(Mark {
+            phase,
+            rss_kib,
+            peak_rss_kib,
+        });
+    }
 }
 
 /// Stops the manager; under heaptrack, the manager itself, and heaptrack's script then
@@ -370,7 +422,13 @@ struct Phases<'a> {
 }
 
 impl Phases<'_> {
-    async fn run(&self, started: Instant, manager: &mut Child) -> Result<Work> {
+    /// Runs the phases after [`Phase::Ready`], calling `ended` at the end of each.
+    async fn run(
+        &self,
+        started: Instant,
+        manager: &mut Child,
+        ended: &mut impl FnMut(Phase),
+    ) -> Result<Work> {
         // Watched from now on, so that the minute's Jobs are seen as they are created;
         // the CronJobs are watched too (a list of thousands every tick would load the
         // apiserver the benchmark measures).
@@ -387,11 +445,13 @@ impl Phases<'_> {
         let all_reconciled = self.all_reconciled(&reconciled, started, manager).await;
         watch_reconciled.abort();
         let all_reconciled = all_reconciled?;
+        ended(Phase::Reconciled);
         let reconciles = reconcile_total(self.metrics_addr).await?;
         eprintln!("xtask: every CronJob reconciled after {all_reconciled:.2?}");
         let minute = self.minute_jobs(&seen, manager).await;
         watch.abort();
         let (minute, mut schedule_delays) = minute?;
+        ended(Phase::RunJobs);
         schedule_delays.sort_unstable();
         Ok(Work {
             all_reconciled,

@@ -5,14 +5,14 @@ use kubebuilder_runtime::bench::percentile;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use super::Figures;
+use super::{Figures, Phase};
 
 /// One row: its name and its value at one size (`None`: not measured at that size).
 type Row = (&'static str, fn(&Figures) -> Option<String>);
 /// One compared figure: its name and its value at one size.
 type Compared = (&'static str, fn(&Figures) -> Option<f64>);
 
-const ROWS: [Row; 11] = [
+const ROWS: [Row; 15] = [
     ("start → every CronJob reconciled once", |f| {
         f.work
             .as_ref()
@@ -36,6 +36,16 @@ const ROWS: [Row; 11] = [
     ("manager RSS at the end (idle: once ready)", |f| {
         Some(mib(f.steady_rss_kib))
     }),
+    ("RSS / peak once ready", |f| at_end_of(f, Phase::Ready)),
+    ("RSS / peak once every CronJob reconciled", |f| {
+        at_end_of(f, Phase::Reconciled)
+    }),
+    ("RSS / peak once the run's Jobs are seen", |f| {
+        at_end_of(f, Phase::RunJobs)
+    }),
+    ("the peak was reached in", |f| {
+        Some(peak_phase(f).to_owned())
+    }),
     ("manager CPU time (user + system)", |f| {
         Some(format!("{:.1} s", f.cpu.as_secs_f64()))
     }),
@@ -54,6 +64,26 @@ fn delay(figures: &Figures, percent: usize) -> Option<String> {
     let work = figures.work.as_ref()?;
     let at = percentile(&work.schedule_delays, percent);
     Some(format!("{:.0} ms", at.as_secs_f64() * 1000.0))
+}
+
+/// The RSS and peak RSS at the end of `phase`.
+fn at_end_of(figures: &Figures, phase: Phase) -> Option<String> {
+    let mark = figures.marks.iter().find(|mark| mark.phase == phase)?;
+    Some(format!(
+        "{} / {}",
+        mib(mark.rss_kib),
+        mib(mark.peak_rss_kib)
+    ))
+}
+
+/// The phase at whose end the peak RSS had its final value first; after the last phase,
+/// the settling time before the figures are read.
+fn peak_phase(figures: &Figures) -> &'static str {
+    figures
+        .marks
+        .iter()
+        .find(|mark| mark.peak_rss_kib == figures.peak_rss_kib)
+        .map_or("the settling time at the end", |mark| mark.phase.name())
 }
 
 fn mib(kib: u64) -> String {
@@ -203,6 +233,7 @@ mod tests {
             work: None,
             peak_rss_kib: rss_kib,
             steady_rss_kib: rss_kib,
+            marks: Vec::new(),
             cpu: Duration::ZERO,
             requests: 0,
             lifetime: Duration::from_secs(1),
@@ -221,5 +252,31 @@ mod tests {
         let slope = bytes_per_cronjob(&sizes, |f| f.steady_rss_kib).unwrap();
         assert!((slope - 10.0 * 1024.0).abs() < 1e-6, "{slope}");
         assert_eq!(bytes_per_cronjob(&sizes[..1], |f| f.steady_rss_kib), None);
+    }
+
+    #[test]
+    fn the_peak_is_placed_in_the_first_phase_that_ends_with_it() {
+        let marked = |peaks: &[(Phase, u64)], peak_rss_kib| Figures {
+            peak_rss_kib,
+            marks: peaks
+                .iter()
+                .map(|&(phase, peak)| super::super::Mark {
+                    phase,
+                    rss_kib: peak,
+                    peak_rss_kib: peak,
+                })
+                .collect(),
+            ..at(1000, 0)
+        };
+        let phases = [
+            (Phase::Ready, 10),
+            (Phase::Reconciled, 50),
+            (Phase::RunJobs, 50),
+        ];
+        assert_eq!(peak_phase(&marked(&phases, 50)), Phase::Reconciled.name());
+        assert_eq!(
+            peak_phase(&marked(&phases, 60)),
+            "the settling time at the end"
+        );
     }
 }
