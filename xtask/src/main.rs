@@ -5,11 +5,6 @@
 mod bench;
 mod k8s_schemas;
 
-// Linked for the declarations their attributes register at link time (CRD versions,
-// RBAC rules, webhooks), which `manifests` collects; nothing is called by name.
-extern crate api as _;
-extern crate controller as _;
-
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 

@@ -21,8 +21,15 @@ const FRAMEWORK_CRATES: &[&str] = &[
     "kubebuilder-runtime",
 ];
 
-/// This repository's own crates: the tutorial's API and controller, and its xtask.
-const PROJECT_CRATES: &[&str] = &["api", "controller", "xtask"];
+/// This repository's own crates: the tutorial's API and controller, its xtask, and the
+/// binaries xtask runs that link the API (its declarations, the webhook benchmark).
+const PROJECT_CRATES: &[&str] = &[
+    "api",
+    "controller",
+    "declarations",
+    "webhook-bench",
+    "xtask",
+];
 
 /// k8s-openapi needs a Kubernetes version chosen, which library crates leave to binaries:
 /// a library built alone from its package gets it from this variable (the version

@@ -10,6 +10,7 @@
 
 pub mod conversion;
 pub mod crd;
+pub mod declarations;
 pub mod rbac;
 pub mod schema;
 pub mod webhook;

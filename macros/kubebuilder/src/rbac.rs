@@ -2,8 +2,9 @@
 //! roles controller-gen's `rbac` generator would build from the same markers.
 //!
 //! Each attribute registers one [`Rule`] with `inventory` at link time (the mechanism the
-//! CRD attributes use too): every crate linked into `cargo xtask` contributes its rules
-//! without a hand-kept list, and only code that compiles is seen. [`roles`] then applies
+//! CRD attributes use too): every crate linked into the project's declarations binary (see
+//! [`crate::declarations`]) contributes its rules without a hand-kept list, and only code
+//! that compiles is seen. [`roles`] then applies
 //! controller-gen's normalisation (explode per resource, merge verbs, then resources,
 //! then groups, then URLs, sort, collapse `*`), so `config/rbac/role.yaml` is the file
 //! controller-gen writes for the equivalent `+kubebuilder:rbac` markers.
@@ -13,7 +14,7 @@ use std::collections::btree_map::Entry;
 
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule, Role};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The role name controller-gen is given in kubebuilder projects (`rbac:roleName=manager-role`).
 pub const DEFAULT_ROLE_NAME: &str = "manager-role";
@@ -44,8 +45,9 @@ pub fn registered() -> Vec<Rule> {
     inventory::iter::<Rule>.into_iter().copied().collect()
 }
 
-/// A generated role: a ClusterRole, or a Role when the rules name a namespace.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+/// A generated role: a ClusterRole, or a Role when the rules name a namespace. Each reads
+/// back as what it was: the object's `kind` tells them apart.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum GeneratedRole {
     /// The rules without a `namespace`.

@@ -3,7 +3,8 @@
 //! and tells the webhook server which path serves the type, so both come from one place.
 //!
 //! Like RBAC rules and CRDs, declarations are registered with `inventory` at link time, so
-//! `cargo xtask manifests` sees every webhook of the crates it links without a list.
+//! `cargo xtask manifests` sees every webhook of the crates the project's declarations
+//! binary links (see [`crate::declarations`]) without a list.
 
 use std::fmt;
 
@@ -12,6 +13,7 @@ use k8s_openapi::api::admissionregistration::v1::{
     ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::{Deserialize, Serialize};
 
 /// One `+kubebuilder:webhook` marker's worth of data, normalised by the attribute the way
 /// controller-gen normalises the marker: verbs upper-cased (`CREATE`), `core` group
@@ -134,7 +136,7 @@ pub fn registered_configurations() -> Vec<Configuration> {
 
 /// `config/webhook/manifests.yaml`: at most one MutatingWebhookConfiguration, then at most
 /// one ValidatingWebhookConfiguration.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Manifests {
     /// Every mutating webhook; `None` when there is none.
     pub mutating: Option<MutatingWebhookConfiguration>,
@@ -194,6 +196,11 @@ pub fn manifests(
 }
 
 impl Manifests {
+    /// Whether there is no configuration: no webhook is declared.
+    pub fn is_empty(&self) -> bool {
+        self.mutating.is_none() && self.validating.is_none()
+    }
+
     /// The configurations as JSON values, in file order.
     pub fn to_values(&self) -> Vec<serde_json::Value> {
         let mutating = self.mutating.as_ref().map(serde_json::to_value);

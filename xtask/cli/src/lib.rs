@@ -2,10 +2,12 @@
 //! Makefile (`make manifests`, `make test`, `make install`, `make deploy`, `make run`, ...)
 //! and its CLI (`kubebuilder init`, `create api`, `create webhook`) do.
 //!
-//! A project's `xtask` binary is a thin `main` over [`Command`] and [`run()`]: it links the
-//! project's `api` and `controller` crates, whose attributes register the declarations
-//! (CRD versions, RBAC rules, webhooks) that `manifests` renders, and every command works
-//! on the workspace it runs in, found at run time ([`workspace_root`]).
+//! A project's `xtask` binary is a thin `main` over [`Command`] and [`run()`], and every
+//! command works on the workspace it runs in, found at run time ([`workspace_root`]). It
+//! does not link the project's `api` and `controller` crates, whose attributes register the
+//! declarations (CRD versions, RBAC rules, webhooks) that `manifests` renders: the
+//! project's small declarations binary does, and `manifests` runs it
+//! ([`manifests::DECLARATIONS_PACKAGE`]), so that an edit to the API does not rebuild xtask.
 
 #![warn(missing_docs)]
 

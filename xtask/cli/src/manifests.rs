@@ -1,6 +1,7 @@
 //! `cargo xtask manifests [--check]`: what `make manifests` (controller-gen `rbac crd
-//! webhook`) writes, from the declarations the attributes registered in the crates linked
-//! into the project's xtask binary (its `api` and `controller`):
+//! webhook`) writes, from the declarations the attributes registered in the project's `api`
+//! and `controller` crates, which its declarations binary prints (see
+//! [`kubebuilder::declarations`]):
 //!
 //! - `config/crd/bases/<group>_<plural>.yaml`, one CRD per kind;
 //! - `config/rbac/role.yaml`, ClusterRole `manager-role` (and Roles for namespaced rules);
@@ -18,12 +19,15 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 
 use anyhow::{Context, Result, bail};
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use kubebuilder::{crd, rbac, webhook, yaml};
+pub use kubebuilder::declarations::Declarations;
+use kubebuilder::declarations::MAX_DESC_LEN_FLAG;
+use kubebuilder::{rbac, yaml};
 
 /// The options of `cargo xtask manifests` (kubebuilder's `make manifests`).
 #[derive(clap::Args)]
@@ -40,7 +44,7 @@ pub struct Args {
 /// and fails.
 pub fn run(args: Args) -> Result<()> {
     let root = crate::workspace_root();
-    let outputs = outputs(&root, &Declarations::registered(args.max_desc_len)?)?;
+    let outputs = outputs(&root, &registered(&root, args.max_desc_len)?)?;
     let stale = stale(&root, &outputs);
     if args.check {
         if stale.is_empty() {
@@ -90,39 +94,37 @@ pub struct Output {
     pub content: String,
 }
 
-/// What the attributes declare, which the manifests render.
-#[derive(Debug, Default)]
-pub struct Declarations {
-    /// One CRD per kind, its API versions merged (`config/crd/bases`).
-    pub crds: Vec<CustomResourceDefinition>,
-    /// The `#[kubebuilder::rbac]` rules (controller-gen's `+kubebuilder:rbac`), for
-    /// `config/rbac/role.yaml`.
-    pub rules: Vec<rbac::Rule>,
-    /// The `#[kubebuilder::webhook]` declarations (`+kubebuilder:webhook`), for
-    /// `config/webhook/manifests.yaml`.
-    pub webhooks: Vec<webhook::Webhook>,
-    /// The `#[kubebuilder::webhook_configuration]` names of the webhook configuration
-    /// objects (`+kubebuilder:webhookconfiguration`); without one, controller-gen's defaults.
-    pub webhook_configurations: Vec<webhook::Configuration>,
-}
+/// The package of a project's declarations binary, which links its `api` and `controller`
+/// and prints what their attributes declare.
+pub const DECLARATIONS_PACKAGE: &str = "declarations";
 
-impl Declarations {
-    /// The declarations registered by the crates linked into this binary.
-    pub fn registered(max_desc_len: Option<usize>) -> Result<Self> {
-        let crds = crd::all(&crd::Options { max_desc_len }).map_err(|errors| {
-            let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
-            anyhow::anyhow!(
-                "the registered API versions do not merge into CRDs:\n{}",
-                errors.join("\n")
-            )
-        })?;
-        Ok(Self {
-            crds,
-            rules: rbac::registered(),
-            webhooks: webhook::registered(),
-            webhook_configurations: webhook::registered_configurations(),
-        })
+/// The declarations of the workspace at `root`: its declarations binary, built and run by
+/// cargo in the profile of this xtask (release when it has no debug assertions). Compiler
+/// warnings and errors and the binary's own errors go to standard error as they come, so
+/// that a compile error in the API shows as in any build; cargo's progress lines do not.
+fn registered(root: &Path, max_desc_len: Option<usize>) -> Result<Declarations> {
+    let mut command = crate::cargo();
+    command
+        .current_dir(root)
+        .args(["run", "--quiet", "--package", DECLARATIONS_PACKAGE])
+        .stderr(Stdio::inherit());
+    if !cfg!(debug_assertions) {
+        command.arg("--release");
     }
+    command.arg("--");
+    if let Some(max_desc_len) = max_desc_len {
+        command.args([MAX_DESC_LEN_FLAG, &max_desc_len.to_string()]);
+    }
+    let output = command.output().context("running cargo")?;
+    if !output.status.success() {
+        bail!(
+            "reading what the attributes declare: `cargo run --package {DECLARATIONS_PACKAGE}` \
+             failed ({}); its errors are above",
+            output.status
+        );
+    }
+    serde_json::from_slice(&output.stdout)
+        .with_context(|| format!("{DECLARATIONS_PACKAGE} printed no declarations"))
 }
 
 /// Every file `manifests` writes for `declarations` in the workspace at `root`, with its
@@ -147,7 +149,7 @@ pub fn outputs(root: &Path, declarations: &Declarations) -> Result<Vec<Output>> 
         &crd_files,
     )?);
 
-    let mut roles = rbac::roles(&declarations.rules, rbac::DEFAULT_ROLE_NAME);
+    let mut roles = declarations.roles.clone();
     if roles.is_empty() {
         roles.push(rbac::GeneratedRole::Cluster(ClusterRole {
             metadata: ObjectMeta {
@@ -178,14 +180,12 @@ pub fn outputs(root: &Path, declarations: &Declarations) -> Result<Vec<Output>> 
         &role_files,
     )?);
 
-    let manifests =
-        webhook::manifests(&declarations.webhooks, &declarations.webhook_configurations)?;
     outputs.push(Output {
         path: "config/webhook/manifests.yaml".into(),
         content: if declarations.webhooks.is_empty() {
             NO_WEBHOOKS.to_owned()
         } else {
-            manifests.to_yaml()
+            declarations.webhooks.to_yaml()
         },
     });
     Ok(outputs)
@@ -351,7 +351,42 @@ pub fn with_resources(kustomization: &str, entries: &[String]) -> Result<Option<
 
 #[cfg(test)]
 mod tests {
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+        CustomResourceDefinitionSpec, CustomResourceDefinitionVersion, CustomResourceValidation,
+        JSONSchemaProps,
+    };
+
     use super::*;
+
+    #[test]
+    fn declarations_read_back_to_the_last_digit() {
+        // serde_json reads this one a unit in the last place off unless told to round-trip.
+        let maximum = 985.690_694_632_869_5;
+        let version = CustomResourceDefinitionVersion {
+            schema: Some(CustomResourceValidation {
+                open_api_v3_schema: Some(JSONSchemaProps {
+                    maximum: Some(maximum),
+                    ..Default::default()
+                }),
+            }),
+            ..Default::default()
+        };
+        let declarations = Declarations {
+            crds: vec![CustomResourceDefinition {
+                spec: CustomResourceDefinitionSpec {
+                    versions: vec![version],
+                    ..Default::default()
+                },
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let json = serde_json::to_vec(&declarations).unwrap();
+        assert_eq!(
+            serde_json::from_slice::<Declarations>(&json).unwrap(),
+            declarations
+        );
+    }
 
     fn kustomization(text: &str, entries: &[&str]) -> Option<String> {
         let dir = tempfile::tempdir().unwrap();

@@ -302,6 +302,8 @@ fn init_writes_a_workspace_on_this_repositorys_crates_and_pins() {
         "controller/src/lib.rs",
         "controller/src/main.rs",
         "xtask/Cargo.toml",
+        "xtask/declarations/Cargo.toml",
+        "xtask/declarations/src/main.rs",
         "xtask/src/main.rs",
     ] {
         assert!(

@@ -97,6 +97,7 @@ fn license_none_writes_no_header_and_no_license_field() {
         "api/Cargo.toml",
         "controller/Cargo.toml",
         "xtask/Cargo.toml",
+        "xtask/declarations/Cargo.toml",
     ] {
         assert!(!read(&root, manifest).contains("license"), "{manifest}");
     }

@@ -41,9 +41,10 @@ pub fn run(args: Args) -> Result<()> {
         // It times other processes (the debug builds of the edit loop): any build of
         // xtask measures the same.
         BenchCommand::Manifests(command) => manifests::run(command),
+        // It builds and runs another package, in release unless told.
+        BenchCommand::Webhook(command) => webhook::run(command, !args.debug),
         _ if cfg!(debug_assertions) && !args.debug => rerun_in_release(),
         BenchCommand::Controller(command) => controller::run(command, !args.debug),
-        BenchCommand::Webhook(args) => webhook::run(args),
         BenchCommand::Node(args) => node::run(args),
     }
 }

@@ -200,6 +200,7 @@ fn without_license(plan: &mut Plan) -> Result<()> {
         "api/Cargo.toml",
         "controller/Cargo.toml",
         "xtask/Cargo.toml",
+        "xtask/declarations/Cargo.toml",
     ] {
         let text = plan
             .read(path)?
@@ -275,7 +276,8 @@ fn leader_election_id(domain: &str, name: &str) -> String {
 /// patched in for them; every other pin, and the profiles, as they are.
 fn workspace_manifest(local: Option<&Path>) -> Result<String> {
     let mut manifest = String::from(
-        "[workspace]\nresolver = \"3\"\nmembers = [\"api\", \"controller\", \"xtask\"]\n",
+        "[workspace]\nresolver = \"3\"\n\
+         members = [\"api\", \"controller\", \"xtask\", \"xtask/declarations\"]\n",
     );
     let mut patches = None;
     // The sections after our [workspace], whose members are ours alone.
@@ -560,6 +562,22 @@ mod tests {
     }
 
     #[test]
+    fn our_declarations_binary_is_the_init_template() {
+        assert_eq!(
+            workspace::DECLARATIONS_CARGO_TOML,
+            ours("xtask/declarations/Cargo.toml")
+        );
+        assert_eq!(
+            workspace::DECLARATIONS_MAIN_RS,
+            ours("xtask/declarations/src/main.rs")
+        );
+        assert!(workspace::DECLARATIONS_CARGO_TOML.contains(&format!(
+            "\nname = \"{}\"\n",
+            manifests::DECLARATIONS_PACKAGE
+        )));
+    }
+
+    #[test]
     fn our_dockerfile_is_the_init_template() {
         assert_eq!(workspace::DOCKERFILE, ours("Dockerfile"));
     }
@@ -588,7 +606,8 @@ mod tests {
     fn the_manifest_shares_the_pins_and_names_the_kubebuilder_crates_by_version() {
         let manifest = workspace_manifest(None).unwrap();
         assert!(manifest.starts_with(
-            "[workspace]\nresolver = \"3\"\nmembers = [\"api\", \"controller\", \"xtask\"]\n\n\
+            "[workspace]\nresolver = \"3\"\n\
+             members = [\"api\", \"controller\", \"xtask\", \"xtask/declarations\"]\n\n\
              [workspace.package]\n"
         ));
         assert!(manifest.contains(

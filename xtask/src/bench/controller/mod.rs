@@ -41,11 +41,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use api::v1::CronJob;
 use futures::{StreamExt as _, TryStreamExt as _, stream};
 use k8s_openapi::api::batch::v1::Job;
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
-use kube::api::{Api, PostParams};
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Client, ResourceExt as _};
 use kubebuilder_envtest::{ControlPlane, assets, open_watches};
@@ -56,6 +56,12 @@ use kubebuilder_cli::run::{build_manager, free_port, spawn_manager, stop_manager
 
 /// The annotation the controller puts the scheduled time in.
 const SCHEDULED_AT: &str = "batch.tutorial.kubebuilder.io/scheduled-at";
+/// The CronJob kind's CRD, as `cargo xtask manifests` writes it (and `--check` keeps it
+/// current): xtask does not link `api`, so the CronJobs are dynamic objects of its v1.
+const CRONJOB_CRD: &str = "config/crd/bases/batch.tutorial.kubebuilder.io_cronjobs.yaml";
+const CRONJOB_GROUP: &str = "batch.tutorial.kubebuilder.io";
+/// The version the controller reconciles, its storage version.
+const CRONJOB_VERSION: &str = "v1";
 /// CronJobs created at once.
 const CREATE_CONCURRENCY: usize = 32;
 /// How long the manager may take to reconcile every CronJob.
@@ -280,11 +286,11 @@ fn worktree(root: &Path, rev: &str) -> Result<PathBuf> {
 }
 
 async fn measure(plane: &ControlPlane, launch: &Launch<'_>) -> Result<Figures> {
-    plane.install_crds(&[CronJob::crd()]).await?;
+    plane.install_crds(&[cronjob_crd()?]).await?;
     let client = plane.client().await?;
     let namespace = plane.create_namespace("bench").await?;
     if launch.cronjobs > 0 {
-        create_cronjobs(&Api::namespaced(client.clone(), &namespace), launch).await?;
+        create_cronjobs(&cronjobs(&client, &namespace), launch).await?;
     }
 
     let before = open_watches(&client).await?;
@@ -439,7 +445,7 @@ impl Phases<'_> {
         ));
         let reconciled = Reconciled::default();
         let watch_reconciled = tokio::spawn(watch_reconciled(
-            Api::namespaced(self.client.clone(), self.namespace),
+            cronjobs(self.client, self.namespace),
             reconciled.clone(),
         ));
         let all_reconciled = self.all_reconciled(&reconciled, started, manager).await;
@@ -524,8 +530,38 @@ impl Phases<'_> {
     }
 }
 
+/// The CRD `api::v1::CronJob::crd()` gives: the CronJob's v1 alone, stored, without the
+/// conversion webhook of the two-version CRD.
+fn cronjob_crd() -> Result<CustomResourceDefinition> {
+    let path = kubebuilder_cli::workspace_root().join(CRONJOB_CRD);
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
+    let mut crd: CustomResourceDefinition =
+        serde_saphyr::from_str(&text).with_context(|| format!("{CRONJOB_CRD}: not a CRD"))?;
+    crd.spec.conversion = None;
+    crd.spec
+        .versions
+        .retain(|version| version.name == CRONJOB_VERSION);
+    let version = crd
+        .spec
+        .versions
+        .first_mut()
+        .with_context(|| format!("{CRONJOB_CRD} has no version {CRONJOB_VERSION}"))?;
+    version.storage = true;
+    Ok(crd)
+}
+
+/// The CronJobs of `namespace`, at the version the controller reconciles.
+fn cronjobs(client: &Client, namespace: &str) -> Api<DynamicObject> {
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(CRONJOB_GROUP, CRONJOB_VERSION, "CronJob"),
+        "cronjobs",
+    );
+    Api::namespaced_with(client.clone(), namespace, &resource)
+}
+
 /// Creates the launch's CronJobs, all due in the same minute.
-async fn create_cronjobs(cronjobs: &Api<CronJob>, launch: &Launch<'_>) -> Result<()> {
+async fn create_cronjobs(cronjobs: &Api<DynamicObject>, launch: &Launch<'_>) -> Result<()> {
     let schedule = match launch.every_minutes {
         1 => "* * * * *".to_owned(),
         n => format!("*/{n} * * * *"),
@@ -547,7 +583,7 @@ async fn create_cronjobs(cronjobs: &Api<CronJob>, launch: &Launch<'_>) -> Result
     let schedule = &schedule;
     stream::iter(0..launch.cronjobs)
         .map(|index| async move {
-            let cronjob: CronJob = serde_json::from_value(json!({
+            let cronjob: DynamicObject = serde_json::from_value(json!({
                 "apiVersion": "batch.tutorial.kubebuilder.io/v1",
                 "kind": "CronJob",
                 "metadata": {"name": format!("bench-{index:05}")},
@@ -574,16 +610,15 @@ type SeenJobs = Arc<Mutex<HashMap<String, (Timestamp, Timestamp)>>>;
 type Reconciled = Arc<Mutex<std::collections::HashSet<String>>>;
 
 /// Records every CronJob that has status conditions, until aborted.
-async fn watch_reconciled(cronjobs: Api<CronJob>, reconciled: Reconciled) {
+async fn watch_reconciled(cronjobs: Api<DynamicObject>, reconciled: Reconciled) {
     watcher(cronjobs, watcher::Config::default())
         .default_backoff()
         .applied_objects()
         .for_each(|cronjob| {
             if let Ok(cronjob) = cronjob
-                && cronjob
-                    .status
-                    .as_ref()
-                    .is_some_and(|status| !status.conditions.is_empty())
+                && cronjob.data["status"]["conditions"]
+                    .as_array()
+                    .is_some_and(|conditions| !conditions.is_empty())
             {
                 lock(&reconciled).insert(cronjob.name_any());
             }

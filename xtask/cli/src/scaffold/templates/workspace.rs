@@ -15,6 +15,8 @@ pub const FILES: &[(&str, &str)] = &[
     ("controller/src/main.rs", MAIN_RS),
     ("xtask/Cargo.toml", XTASK_CARGO_TOML),
     ("xtask/src/main.rs", XTASK_MAIN_RS),
+    ("xtask/declarations/Cargo.toml", DECLARATIONS_CARGO_TOML),
+    ("xtask/declarations/src/main.rs", DECLARATIONS_MAIN_RS),
     ("Dockerfile", DOCKERFILE),
     (".github/workflows/test.yml", TEST_WORKFLOW),
     (".github/workflows/test-e2e.yml", TEST_E2E_WORKFLOW),
@@ -60,6 +62,7 @@ cargo xtask test        # fmt, clippy, manifests --check and every test, against
 | `api/` | the API types, one module per version (`api/src/<version>/<kind>_types.rs`) |
 | `controller/` | one module per kind (reconciler, webhooks) and the manager binary (`src/main.rs`) |
 | `xtask/` | `cargo xtask …` |
+| `xtask/declarations/` | what the attributes of `api` and `controller` declare, for `cargo xtask manifests` |
 | `config/` | kustomize layout (kubebuilder go/v4); `cargo xtask manifests` writes the generated files |
 
 ## cargo xtask
@@ -190,9 +193,7 @@ description = "cargo xtask: manifests, test, run, install, deploy, create api, c
 
 [dependencies]
 anyhow.workspace = true
-api.workspace = true
 clap.workspace = true
-controller.workspace = true
 k8s-openapi = { workspace = true, features = ["v1_36"] }
 kubebuilder-cli.workspace = true
 "#;
@@ -200,15 +201,43 @@ kubebuilder-cli.workspace = true
 const XTASK_MAIN_RS: &str = r#"//! `cargo xtask …`: what kubebuilder's Makefile and CLI do, for this project (see
 //! `cargo xtask --help`).
 
-// Linked for the declarations their attributes register at link time (CRD versions,
-// RBAC rules, webhooks), which `manifests` collects; nothing is called by name.
-extern crate api as _;
-extern crate controller as _;
-
 use clap::Parser as _;
 
 fn main() -> anyhow::Result<()> {
     kubebuilder_cli::run(kubebuilder_cli::Cli::parse().command)
+}
+"#;
+
+/// The binary `cargo xtask manifests` runs for the declarations of `api` and `controller`
+/// ([`DECLARATIONS_PACKAGE`](crate::manifests::DECLARATIONS_PACKAGE)); this repository's
+/// own is the same.
+pub const DECLARATIONS_CARGO_TOML: &str = r#"[package]
+name = "declarations"
+version.workspace = true
+edition.workspace = true
+rust-version.workspace = true
+license.workspace = true
+publish.workspace = true
+description = "Prints what the attributes of api and controller declare, for `cargo xtask manifests`."
+
+# Only what links the declarations: `cargo xtask manifests` rebuilds this binary after every
+# edit to the API, and xtask itself links neither crate.
+[dependencies]
+api.workspace = true
+controller.workspace = true
+kubebuilder.workspace = true
+"#;
+
+/// See [`DECLARATIONS_CARGO_TOML`].
+pub const DECLARATIONS_MAIN_RS: &str = r#"//! Prints the declarations that the attributes of `api` and `controller` register (CRD
+//! versions, RBAC rules, webhooks) as JSON, for `cargo xtask manifests`.
+
+// Linked for those declarations, which they register at link time; nothing is called by name.
+extern crate api as _;
+extern crate controller as _;
+
+fn main() -> std::process::ExitCode {
+    kubebuilder::declarations::print_registered()
 }
 "#;
 
