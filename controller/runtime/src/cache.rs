@@ -5,8 +5,10 @@
 //!
 //! Each (kind, scope) is an *informer*: a kube-runtime watcher feeding a reflector
 //! [`Store`], the kind's field indexes, and the trigger streams of the controllers that
-//! watch the kind. An informer starts on first use (a controller built on it, or a read)
-//! and runs until the manager stops. Scopes follow `--namespace`: one informer per
+//! watch the kind. The store holds each object as JSON, about half of a typed object's
+//! memory (see [`Compact`]): a read decodes the objects it returns, and what a reader gets
+//! is its own. An informer starts on first use (a controller built on it, or a read) and
+//! runs until the manager stops. Scopes follow `--namespace`: one informer per
 //! namespace given, or one for the whole cluster (always for cluster-scoped kinds).
 //!
 //! Triggers are sent after the store and the indexes hold the change, so a reconcile
@@ -34,6 +36,7 @@ use std::time::{Duration, Instant};
 use futures::{Stream, StreamExt as _};
 use http::{Request, StatusCode};
 use http_body_util::BodyExt as _;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::Api;
 use kube::client::Body;
 use kube::core::{ClusterResourceScope, NamespaceResourceScope, Selector, SelectorExt as _};
@@ -41,9 +44,14 @@ use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher::{self, Event, watcher};
 use kube::runtime::{WatchStreamExt as _, reflector};
 use kube::{Client, Resource, ResourceExt as _};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
+
+mod compact;
+
+pub(crate) use self::compact::Compact;
 
 /// How long a read waits for an informer's first list before it fails with
 /// [`CacheError::NotSynced`]: long enough for a start-up, short enough to surface a watch
@@ -66,6 +74,7 @@ const READYZ_REUSE: Duration = Duration::from_secs(1);
 pub trait CachedKind:
     Resource<DynamicType = (), Scope: CacheScope>
     + Clone
+    + Serialize
     + DeserializeOwned
     + Debug
     + Send
@@ -77,6 +86,7 @@ pub trait CachedKind:
 impl<K> CachedKind for K where
     K: Resource<DynamicType = (), Scope: CacheScope>
         + Clone
+        + Serialize
         + DeserializeOwned
         + Debug
         + Send
@@ -124,6 +134,8 @@ impl CacheScope for ClusterResourceScope {
 
 /// What an index extractor returns for an object: the values it is found under.
 type Extractor<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
+/// The store's key of an object of kind `K`.
+type StoreKey<K> = ObjectRef<Compact<K>>;
 /// Changes each object before it is cached.
 type Transform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
 
@@ -154,6 +166,45 @@ pub enum CacheError {
         /// The index name given to [`ListOptions::matching_field`].
         index: String,
     },
+    /// A cached object's JSON does not decode as its kind: the kind's `Serialize` writes
+    /// what its `Deserialize` refuses.
+    #[error("the cached {kind} {key} does not decode: {error}")]
+    Undecodable {
+        /// The kind read.
+        kind: String,
+        /// `namespace/name` of the object.
+        key: String,
+        /// What the decoder said.
+        error: String,
+    },
+}
+
+/// The object `compact` holds, or why it does not decode.
+pub(crate) fn decode<K: CachedKind>(compact: &Compact<K>) -> Result<K, CacheError> {
+    compact
+        .decode()
+        .map_err(|error| undecodable(compact, &error))
+}
+
+/// The metadata of the object `compact` holds, or why it does not decode.
+pub(crate) fn decode_metadata<K: CachedKind>(
+    compact: &Compact<K>,
+) -> Result<ObjectMeta, CacheError> {
+    compact
+        .decode_metadata()
+        .map_err(|error| undecodable(compact, &error))
+}
+
+fn undecodable<K: CachedKind>(compact: &Compact<K>, error: &serde_json::Error) -> CacheError {
+    CacheError::Undecodable {
+        kind: K::kind(&()).into_owned(),
+        key: format!(
+            "{}/{}",
+            compact.namespace().unwrap_or_default(),
+            compact.name_any()
+        ),
+        error: error.to_string(),
+    }
 }
 
 /// The manager's cache. Clones share it.
@@ -360,11 +411,15 @@ impl Cache {
     ) -> Result<Option<Arc<K>>, CacheError> {
         let informer = self.informer_for::<K>(namespace)?;
         informer.wait_synced().await?;
-        let mut key = ObjectRef::<K>::new(name);
+        let mut key = ObjectRef::<Compact<K>>::new(name);
         key.namespace = namespace
             .filter(|_| is_namespaced::<K>())
             .map(str::to_owned);
-        Ok(informer.store.get(&key))
+        informer
+            .store
+            .get(&key)
+            .map(|compact| decode(&compact).map(Arc::new))
+            .transpose()
     }
 
     /// The cached objects `options` select, sorted by namespace and name, once the
@@ -387,7 +442,7 @@ impl Cache {
     }
 
     /// The store of `K` in one scope (what a controller built on the cache reads).
-    pub(crate) fn store<K: CachedKind>(&self, namespace: Option<&str>) -> Store<K> {
+    pub(crate) fn store<K: CachedKind>(&self, namespace: Option<&str>) -> Store<Compact<K>> {
         self.informer_in_scope::<K>(namespace).store.clone()
     }
 
@@ -396,7 +451,7 @@ impl Cache {
     pub(crate) fn subscribe<K: CachedKind>(
         &self,
         namespace: Option<&str>,
-    ) -> impl Stream<Item = Arc<K>> + Send + 'static + use<K> {
+    ) -> impl Stream<Item = Arc<Compact<K>>> + Send + 'static + use<K> {
         self.informer_in_scope::<K>(namespace).subscribe()
     }
 
@@ -531,7 +586,7 @@ impl<K: CachedKind> Trim<K> {
 /// One watch of one kind in one scope, and what it feeds.
 struct Informer<K: CachedKind> {
     namespace: Option<String>,
-    store: Store<K>,
+    store: Store<Compact<K>>,
     extractors: Arc<BTreeMap<String, Extractor<K>>>,
     state: Mutex<InformerState<K>>,
     /// Opened once the first list is in the store and the indexes, under `state`'s lock:
@@ -545,8 +600,8 @@ struct Informer<K: CachedKind> {
 struct InformerState<K: CachedKind> {
     /// Index name → value → the objects found under it. A `Vec`, not a set: a value
     /// names few objects (a CronJob's Jobs), and a set of one takes four slots.
-    indexes: HashMap<String, HashMap<String, Vec<ObjectRef<K>>>>,
-    subscribers: Vec<mpsc::UnboundedSender<Arc<K>>>,
+    indexes: HashMap<String, HashMap<String, Vec<StoreKey<K>>>>,
+    subscribers: Vec<mpsc::UnboundedSender<Arc<Compact<K>>>>,
     /// The watch's latest error, cleared by a complete list.
     last_error: Option<String>,
 }
@@ -589,7 +644,7 @@ impl<K: CachedKind> Informer<K> {
     async fn pump(
         self: Arc<Self>,
         events: impl Stream<Item = Result<Event<K>, watcher::Error>> + Send,
-        mut writer: Writer<K>,
+        mut writer: Writer<Compact<K>>,
         link: Arc<Link>,
         stop: CancellationToken,
     ) {
@@ -617,26 +672,36 @@ impl<K: CachedKind> Informer<K> {
     }
 
     /// The store first, then the indexes, then the triggers.
-    fn apply(&self, writer: &mut Writer<K>, event: Event<K>) {
+    fn apply(&self, writer: &mut Writer<Compact<K>>, event: Event<K>) {
         match event {
             Event::Apply(object) => {
+                let Some(compact) = encode(&object) else {
+                    return;
+                };
                 let key = object_key(&object);
-                let old = self.store.get(&key);
-                writer.apply_watcher_event(&Event::Apply(object));
-                let new = self.store.get(&key);
+                let old = self.indexed_version(&key);
+                writer.apply_watcher_event(&Event::Apply(compact));
                 let mut state = lock(&self.state);
-                state.reindex(&self.extractors, &key, old.as_deref(), new.as_deref());
-                if let Some(new) = new {
-                    state.dispatch(&new);
+                state.reindex(&self.extractors, &key, old.as_ref(), Some(&object));
+                if let Some(stored) = self.store.get(&key) {
+                    state.dispatch(&stored);
                 }
             }
             Event::Delete(object) => {
+                let Some(compact) = encode(&object) else {
+                    return;
+                };
                 let key = object_key(&object);
-                let old = self.store.get(&key);
-                writer.apply_watcher_event(&Event::Delete(object.clone()));
+                let old = self.indexed_version(&key);
+                writer.apply_watcher_event(&Event::Delete(compact.clone()));
                 let mut state = lock(&self.state);
-                state.reindex(&self.extractors, &key, old.as_deref(), None);
-                state.dispatch(&Arc::new(object));
+                state.reindex(&self.extractors, &key, old.as_ref(), None);
+                state.dispatch(&Arc::new(compact));
+            }
+            Event::InitApply(object) => {
+                if let Some(compact) = encode(&object) {
+                    writer.apply_watcher_event(&Event::InitApply(compact));
+                }
             }
             Event::InitDone => {
                 writer.apply_watcher_event(&Event::InitDone);
@@ -644,19 +709,30 @@ impl<K: CachedKind> Informer<K> {
                 let mut state = lock(&self.state);
                 state.last_error = None;
                 state.indexes.clear();
-                for object in &objects {
-                    state.reindex(&self.extractors, &object_key(object), None, Some(object));
+                if !self.extractors.is_empty() {
+                    for object in objects.iter().filter_map(|compact| decode_logged(compact)) {
+                        state.reindex(&self.extractors, &object_key(&object), None, Some(&object));
+                    }
                 }
                 for object in &objects {
                     state.dispatch(object);
                 }
                 self.synced.open();
             }
-            event @ (Event::Init | Event::InitApply(_)) => writer.apply_watcher_event(&event),
+            Event::Init => writer.apply_watcher_event(&Event::Init),
         }
     }
 
-    fn subscribe(&self) -> impl Stream<Item = Arc<K>> + Send + 'static + use<K> {
+    /// The cached version of `key`, decoded for the index values it is found under: only
+    /// when the kind has indexes.
+    fn indexed_version(&self, key: &StoreKey<K>) -> Option<K> {
+        if self.extractors.is_empty() {
+            return None;
+        }
+        decode_logged(&*self.store.get(key)?)
+    }
+
+    fn subscribe(&self) -> impl Stream<Item = Arc<Compact<K>>> + Send + 'static + use<K> {
         let (sender, receiver) = mpsc::unbounded_channel();
         let mut state = lock(&self.state);
         // Under the lock the pump dispatches with: nothing is missed, at worst repeated.
@@ -704,21 +780,24 @@ impl<K: CachedKind> Informer<K> {
                     .collect()
             }
         };
-        Ok(candidates
-            .into_iter()
-            .filter(|object| {
-                options
-                    .namespace
-                    .as_ref()
-                    .is_none_or(|namespace| object.namespace().as_ref() == Some(namespace))
-            })
-            .filter(|object| {
-                options
-                    .labels
-                    .as_ref()
-                    .is_none_or(|selector| selector.matches(object.labels()))
-            })
-            .collect())
+        let mut selected = Vec::new();
+        let in_namespace = |compact: &Arc<Compact<K>>| {
+            options
+                .namespace
+                .as_ref()
+                .is_none_or(|namespace| compact.namespace().as_ref() == Some(namespace))
+        };
+        for compact in candidates.into_iter().filter(in_namespace) {
+            let object = decode(&compact)?;
+            let labelled = options
+                .labels
+                .as_ref()
+                .is_none_or(|selector| selector.matches(object.labels()));
+            if labelled {
+                selected.push(Arc::new(object));
+            }
+        }
+        Ok(selected)
     }
 }
 
@@ -727,7 +806,7 @@ impl<K: CachedKind> InformerState<K> {
     fn reindex(
         &mut self,
         extractors: &BTreeMap<String, Extractor<K>>,
-        key: &ObjectRef<K>,
+        key: &StoreKey<K>,
         old: Option<&K>,
         new: Option<&K>,
     ) {
@@ -752,7 +831,7 @@ impl<K: CachedKind> InformerState<K> {
     }
 
     /// Sends `object` to every subscriber still listening.
-    fn dispatch(&mut self, object: &Arc<K>) {
+    fn dispatch(&mut self, object: &Arc<Compact<K>>) {
         self.subscribers
             .retain(|subscriber| subscriber.send(object.clone()).is_ok());
     }
@@ -905,10 +984,27 @@ impl Link {
 }
 
 /// The store's key of an object, without the version and UID it does not compare.
-fn object_key<K: CachedKind>(object: &K) -> ObjectRef<K> {
-    let mut key = ObjectRef::<K>::new(&object.name_any());
+fn object_key<K: CachedKind>(object: &K) -> StoreKey<K> {
+    let mut key = ObjectRef::new(&object.name_any());
     key.namespace = object.namespace();
     key
+}
+
+/// `object` as the store holds it; `None`, after an error in the log, for an object whose
+/// `Serialize` fails (not cached: a reader that needs it would find it missing).
+fn encode<K: CachedKind>(object: &K) -> Option<Compact<K>> {
+    Compact::encode(object)
+        .inspect_err(|error| {
+            tracing::error!(kind = %K::kind(&()), namespace = ?object.namespace(), name = %object.name_any(), %error, "not cached: the object does not encode as JSON");
+        })
+        .ok()
+}
+
+/// The object `compact` holds; `None`, after an error in the log, when it does not decode.
+fn decode_logged<K: CachedKind>(compact: &Compact<K>) -> Option<K> {
+    decode(compact)
+        .inspect_err(|error| tracing::error!(%error, "skipped a cached object"))
+        .ok()
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -9,7 +9,7 @@
 //!
 //! Controllers read and watch through the manager's [`Cache`]: [`Scope::controller_for`]
 //! and the watches of [`CachedController`] build kube-runtime `Controller`s on its shared
-//! informers.
+//! informers, over the cache's compact objects; each reconcile gets the object decoded.
 
 use std::fmt::Debug;
 use std::future::Future;
@@ -27,7 +27,7 @@ use kube::{Client, Resource, ResourceExt as _};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use crate::backoff::Backoff;
-use crate::cache::{Cache, CachedKind};
+use crate::cache::{Cache, CacheError, CachedKind, Compact, decode, decode_metadata};
 use crate::healthz::ReadinessHandle;
 use crate::metrics::{ControllerMetrics, ReconcileResult, Workqueue};
 
@@ -107,21 +107,23 @@ impl Scope {
 /// [`Scope::controller_for`] (controller-runtime's builder after `For(&K{})`) and run by
 /// [`ControllerContext::run`].
 pub struct CachedController<K: CachedKind> {
-    controller: Controller<K>,
+    controller: Controller<Compact<K>>,
 }
 
 impl<K: CachedKind> CachedController<K> {
     /// Reconciles the owners of kind `K` of every `Child` that changes
-    /// (controller-runtime's `Owns(&Child{})`).
+    /// (controller-runtime's `Owns(&Child{})`). Only the child's metadata is decoded.
     #[must_use]
     pub fn owns_cached<Child: CachedKind>(self, scope: &Scope) -> Self {
-        self.watches_cached(scope, |child: Arc<Child>| {
-            let namespace = child.namespace();
-            child
-                .owner_references()
+        self.watches_decoded(scope, |child: &Compact<Child>| {
+            let metadata = decode_metadata(child)?;
+            let namespace = metadata.namespace.as_deref();
+            Ok(metadata
+                .owner_references
                 .iter()
-                .filter_map(|owner| ObjectRef::<K>::from_owner_ref(namespace.as_deref(), owner, ()))
-                .collect::<Vec<_>>()
+                .flatten()
+                .filter_map(|owner| ObjectRef::<K>::from_owner_ref(namespace, owner, ()))
+                .collect())
         })
     }
 
@@ -137,13 +139,32 @@ impl<K: CachedKind> CachedController<K> {
         Other: CachedKind,
         I: IntoIterator<Item = ObjectRef<K>> + 'static,
     {
+        self.watches_decoded(scope, move |other: &Compact<Other>| {
+            Ok(mapper(Arc::new(decode(other)?)).into_iter().collect())
+        })
+    }
+
+    /// Reconciles the objects `map` reads from each changed `Other` as the cache holds it.
+    fn watches_decoded<Other: CachedKind>(
+        self,
+        scope: &Scope,
+        map: impl Fn(&Compact<Other>) -> Result<Vec<ObjectRef<K>>, CacheError> + Send + Sync + 'static,
+    ) -> Self {
         let queue = scope.queue.clone();
-        let mapper = move |other| {
-            let targets: Vec<_> = mapper(other).into_iter().collect();
-            for target in &targets {
-                queue.add(queue_key(target.namespace.clone(), &target.name));
-            }
+        let mapper = move |other: Arc<Compact<Other>>| {
+            let targets = map(&other).unwrap_or_else(|error| {
+                tracing::error!(%error, "a change not mapped to the objects it concerns");
+                Vec::new()
+            });
             targets
+                .into_iter()
+                .map(|target| {
+                    queue.add(queue_key(target.namespace.clone(), &target.name));
+                    let mut key = ObjectRef::new(&target.name);
+                    key.namespace = target.namespace;
+                    key
+                })
+                .collect::<Vec<_>>()
         };
         Self {
             controller: self
@@ -263,7 +284,7 @@ impl ControllerContext {
             stores.push(controller.store());
             let error_policy = {
                 let guard = guard.clone();
-                move |object: Arc<K>, _: &ReconcileFailure<E>, _: Arc<Ctx>| {
+                move |object: Arc<Compact<K>>, _: &ReconcileFailure<E>, _: Arc<Ctx>| {
                     let key = ObjectRef::from_obj(object.as_ref());
                     let delay = guard.backoff.next_delay(key);
                     guard
@@ -335,6 +356,8 @@ enum ReconcileFailure<E> {
     Panicked(String),
     #[error("the reconcile did not finish within {0:?}")]
     TimedOut(Duration),
+    #[error(transparent)]
+    Undecodable(CacheError),
 }
 
 /// One reconcile of a controller, as kube-runtime runs it.
@@ -376,20 +399,25 @@ impl<K: Resource> Clone for Guard<K> {
 /// `controller_runtime_reconcile_panics_total`, and retried like an error.
 fn instrument<K, Ctx, R, Fut, E>(
     reconcile: R,
-    guard: Guard<K>,
-) -> impl FnMut(Arc<K>, Arc<Ctx>) -> Reconciling<E>
+    guard: Guard<Compact<K>>,
+) -> impl FnMut(Arc<Compact<K>>, Arc<Ctx>) -> Reconciling<E>
 where
     K: CachedKind,
     R: Fn(Arc<K>, Arc<Ctx>) -> Fut,
     Fut: Future<Output = Result<Action, E>> + Send + 'static,
     E: std::error::Error + Send + 'static,
 {
-    move |object: Arc<K>, context| {
-        let key = ObjectRef::from_obj(object.as_ref());
-        let queue_key = queue_key(object.namespace(), &object.name_any());
-        // A reconciler that is not an `async fn` may panic before returning its future.
-        let running = std::panic::catch_unwind(AssertUnwindSafe(|| reconcile(object, context)))
-            .map_err(|panic| ReconcileFailure::Panicked(panic_message(panic.as_ref())));
+    move |compact: Arc<Compact<K>>, context| {
+        let key = ObjectRef::from_obj(compact.as_ref());
+        let queue_key = queue_key(compact.namespace(), &compact.name_any());
+        let running = match decode(&compact) {
+            // A reconciler that is not an `async fn` may panic before returning its future.
+            Ok(object) => {
+                std::panic::catch_unwind(AssertUnwindSafe(|| reconcile(Arc::new(object), context)))
+                    .map_err(|panic| ReconcileFailure::Panicked(panic_message(panic.as_ref())))
+            }
+            Err(error) => Err(ReconcileFailure::Undecodable(error)),
+        };
         let guard = guard.clone();
         Box::pin(async move {
             let queue = guard.metrics.queue();
@@ -525,7 +553,7 @@ mod tests {
         ))
     }
 
-    fn guard(metrics: &Metrics, timeout: Option<Duration>) -> Guard<ConfigMap> {
+    fn guard(metrics: &Metrics, timeout: Option<Duration>) -> Guard<Compact<ConfigMap>> {
         Guard {
             controller: "test".into(),
             metrics: metrics.controller("test"),
@@ -534,10 +562,10 @@ mod tests {
         }
     }
 
-    fn settings() -> Arc<ConfigMap> {
+    fn settings() -> Arc<Compact<ConfigMap>> {
         let mut config_map = ConfigMap::default();
         config_map.metadata.name = Some("settings".into());
-        Arc::new(config_map)
+        Arc::new(Compact::encode(&config_map).unwrap())
     }
 
     #[tokio::test]

@@ -1,0 +1,161 @@
+//! How the cache holds an object: its JSON, decoded on each read.
+//!
+//! A typed Kubernetes object is mostly room for fields it does not have: k8s-openapi's
+//! `Job` is 2.6 KiB before any of its strings are allocated, with no spec at all, and a
+//! `Container` inside a pod template 2.1 KiB more. The same objects as JSON take what
+//! they say (a tutorial CronJob about 1 KiB), so a cache of thousands of objects holds
+//! JSON, as Go's informers hold `FieldsV1` as raw bytes, and readers get a freshly
+//! decoded object that lives as long as they need it.
+
+use std::borrow::Cow;
+use std::fmt::Debug;
+use std::marker::PhantomData;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kube::Resource;
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// One cached object of kind `K`: its name and namespace (the store's key, and all that
+/// kube-runtime's controller reads of it), and the whole object as JSON.
+pub(crate) struct Compact<K> {
+    metadata: ObjectMeta,
+    json: Box<[u8]>,
+    kind: PhantomData<fn() -> K>,
+}
+
+impl<K: Resource + Serialize> Compact<K> {
+    /// `object` as the cache holds it.
+    pub(crate) fn encode(object: &K) -> Result<Self, serde_json::Error> {
+        let meta = object.meta();
+        Ok(Self {
+            metadata: ObjectMeta {
+                name: meta.name.clone(),
+                namespace: meta.namespace.clone(),
+                ..ObjectMeta::default()
+            },
+            json: serde_json::to_vec(object)?.into_boxed_slice(),
+            kind: PhantomData,
+        })
+    }
+}
+
+impl<K: DeserializeOwned> Compact<K> {
+    /// The object again.
+    pub(crate) fn decode(&self) -> Result<K, serde_json::Error> {
+        serde_json::from_slice(&self.json)
+    }
+}
+
+impl<K> Compact<K> {
+    /// The object's whole metadata, read from its JSON without building the rest: what a
+    /// change is mapped by when only its owners matter.
+    pub(crate) fn decode_metadata(&self) -> Result<ObjectMeta, serde_json::Error> {
+        /// An object whose fields other than `metadata` are skipped.
+        #[derive(Deserialize)]
+        struct MetadataOnly {
+            #[serde(default)]
+            metadata: ObjectMeta,
+        }
+        serde_json::from_slice::<MetadataOnly>(&self.json).map(|object| object.metadata)
+    }
+}
+
+impl<K> Clone for Compact<K> {
+    fn clone(&self) -> Self {
+        Self {
+            metadata: self.metadata.clone(),
+            json: self.json.clone(),
+            kind: PhantomData,
+        }
+    }
+}
+
+impl<K: Resource<DynamicType = ()>> Debug for Compact<K> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Compact")
+            .field("kind", &K::kind(&()))
+            .field("namespace", &self.metadata.namespace)
+            .field("name", &self.metadata.name)
+            .field("json_bytes", &self.json.len())
+            .finish()
+    }
+}
+
+/// Read from the wire as a `K`: kube-runtime's controller asks its objects to be
+/// deserializable, though the cache builds them with [`Compact::encode`].
+impl<'de, K: Resource + Serialize + DeserializeOwned> Deserialize<'de> for Compact<K> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let object = K::deserialize(deserializer)?;
+        Self::encode(&object).map_err(D::Error::custom)
+    }
+}
+
+impl<K: Resource<DynamicType = ()>> Resource for Compact<K> {
+    type DynamicType = ();
+    type Scope = K::Scope;
+
+    fn kind((): &()) -> Cow<'_, str> {
+        K::kind(&())
+    }
+
+    fn group((): &()) -> Cow<'_, str> {
+        K::group(&())
+    }
+
+    fn version((): &()) -> Cow<'_, str> {
+        K::version(&())
+    }
+
+    fn api_version((): &()) -> Cow<'_, str> {
+        K::api_version(&())
+    }
+
+    fn plural((): &()) -> Cow<'_, str> {
+        K::plural(&())
+    }
+
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use k8s_openapi::api::batch::v1::{Job, JobStatus};
+    use kube::ResourceExt as _;
+
+    use super::*;
+
+    #[test]
+    fn a_compact_object_decodes_to_the_object_and_keeps_only_its_key_as_metadata() {
+        let job = Job {
+            metadata: ObjectMeta {
+                name: Some("nightly-1".into()),
+                namespace: Some("batch".into()),
+                labels: Some([("app".to_owned(), "nightly".to_owned())].into()),
+                ..ObjectMeta::default()
+            },
+            status: Some(JobStatus {
+                succeeded: Some(1),
+                ..JobStatus::default()
+            }),
+            ..Job::default()
+        };
+        let compact = Compact::encode(&job).unwrap();
+        assert_eq!(compact.decode().unwrap(), job);
+        assert_eq!(compact.name_any(), "nightly-1");
+        assert_eq!(compact.namespace().as_deref(), Some("batch"));
+        assert!(compact.labels().is_empty(), "labels are read from the JSON");
+        assert_eq!(compact.decode_metadata().unwrap(), job.metadata);
+        assert!(
+            compact.json.len() < 200,
+            "{} bytes of JSON",
+            compact.json.len()
+        );
+    }
+}
