@@ -6,7 +6,7 @@
 //! Each (kind, scope) is an *informer*: a kube-runtime watcher feeding a reflector
 //! [`Store`], the kind's field indexes, and the trigger streams of the controllers that
 //! watch the kind. The store holds each object as JSON, about half of a typed object's
-//! memory (see [`Compact`]): a read decodes the objects it returns, and what a reader gets
+//! memory: a read decodes the objects it returns, and what a reader gets
 //! is its own. An informer starts on first use (a controller built on it, or a read) and
 //! runs until the manager stops. Scopes follow `--namespace`: one informer per
 //! namespace given, or one for the whole cluster (always for cluster-scoped kinds).
