@@ -25,7 +25,7 @@ use anyhow::{Context, Result, bail};
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-pub use kubebuilder::declarations::Declarations;
+use kubebuilder::declarations::Declarations;
 use kubebuilder::declarations::MAX_DESC_LEN_FLAG;
 use kubebuilder::{rbac, yaml};
 

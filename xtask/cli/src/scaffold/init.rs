@@ -11,12 +11,13 @@
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use kubebuilder::declarations::Declarations;
 
 use super::names;
 use super::plan::Plan;
 use super::project::{self, Project};
 use super::templates::{self, Values, config, workspace};
-use crate::manifests::{self, Declarations};
+use crate::manifests;
 
 /// This repository's workspace manifest: a new project shares its dependency pins. A copy
 /// kept in this crate (equal to the workspace's, which a test checks), so that the
