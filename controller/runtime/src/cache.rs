@@ -201,7 +201,7 @@ fn undecodable<K: CachedKind>(compact: &Compact<K>, error: &serde_json::Error) -
         key: format!(
             "{}/{}",
             compact.namespace().unwrap_or_default(),
-            compact.name_any()
+            compact.name()
         ),
         error: error.to_string(),
     }
@@ -785,7 +785,7 @@ impl<K: CachedKind> Informer<K> {
             options
                 .namespace
                 .as_ref()
-                .is_none_or(|namespace| compact.namespace().as_ref() == Some(namespace))
+                .is_none_or(|namespace| compact.namespace() == Some(namespace.as_str()))
         };
         for compact in candidates.into_iter().filter(in_namespace) {
             let object = decode(&compact)?;

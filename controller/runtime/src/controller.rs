@@ -23,7 +23,7 @@ use kube::api::Api;
 use kube::core::NamespaceResourceScope;
 use kube::runtime::controller::{Action, Config, Controller, Error as ControllerError};
 use kube::runtime::reflector::ObjectRef;
-use kube::{Client, Resource, ResourceExt as _};
+use kube::{Client, Resource};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 
 use crate::backoff::Backoff;
@@ -93,7 +93,10 @@ impl Scope {
         let triggers = self
             .cache
             .subscribe::<K>(self.namespace())
-            .inspect(move |object| queue.add(queue_key(object.namespace(), &object.name_any())));
+            .map(move |object| {
+                queue.add(queue_key(object.namespace(), object.name()));
+                Arc::new(object.key_only())
+            });
         CachedController {
             controller: Controller::for_shared_stream(
                 triggers,
@@ -159,7 +162,7 @@ impl<K: CachedKind> CachedController<K> {
             targets
                 .into_iter()
                 .map(|target| {
-                    queue.add(queue_key(target.namespace.clone(), &target.name));
+                    queue.add(queue_key(target.namespace.as_deref(), &target.name));
                     let mut key = ObjectRef::new(&target.name);
                     key.namespace = target.namespace;
                     key
@@ -175,7 +178,7 @@ impl<K: CachedKind> CachedController<K> {
 }
 
 /// The workqueue's name for an object.
-fn queue_key(namespace: Option<String>, name: &str) -> String {
+fn queue_key(namespace: Option<&str>, name: &str) -> String {
     format!("{}/{name}", namespace.unwrap_or_default())
 }
 
@@ -285,12 +288,11 @@ impl ControllerContext {
             let error_policy = {
                 let guard = guard.clone();
                 move |object: Arc<Compact<K>>, _: &ReconcileFailure<E>, _: Arc<Ctx>| {
-                    let key = ObjectRef::from_obj(object.as_ref());
-                    let delay = guard.backoff.next_delay(key);
+                    let delay = guard.backoff.next_delay(object.object_ref());
                     guard
                         .metrics
                         .queue()
-                        .retry(queue_key(object.namespace(), &object.name_any()), delay);
+                        .retry(queue_key(object.namespace(), object.name()), delay);
                     Action::requeue(delay)
                 }
             };
@@ -408,8 +410,8 @@ where
     E: std::error::Error + Send + 'static,
 {
     move |compact: Arc<Compact<K>>, context| {
-        let key = ObjectRef::from_obj(compact.as_ref());
-        let queue_key = queue_key(compact.namespace(), &compact.name_any());
+        let key = compact.object_ref();
+        let queue_key = queue_key(compact.namespace(), compact.name());
         let running = match decode(&compact) {
             // A reconciler that is not an `async fn` may panic before returning its future.
             Ok(object) => {

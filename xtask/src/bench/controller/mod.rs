@@ -106,6 +106,20 @@ pub struct Args {
     /// `--manager-arg=--cache-keep-managed-fields`.
     #[arg(long = "manager-arg", value_name = "ARG", allow_hyphen_values = true)]
     manager_args: Vec<String>,
+
+    /// An environment variable for the manager of every build (repeatable), e.g.
+    /// `--manager-env LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2` to measure
+    /// another allocator than the system's.
+    #[arg(long = "manager-env", value_name = "NAME=VALUE", value_parser = parse_env)]
+    manager_env: Vec<(String, String)>,
+}
+
+/// `NAME=VALUE`, as `env` takes it.
+fn parse_env(variable: &str) -> Result<(String, String), String> {
+    match variable.split_once('=') {
+        Some((name, value)) if !name.is_empty() => Ok((name.to_owned(), value.to_owned())),
+        _ => Err(format!("`{variable}` is not NAME=VALUE")),
+    }
 }
 
 /// What one size measured.
@@ -175,6 +189,7 @@ struct Launch<'a> {
     cronjobs: usize,
     every_minutes: u16,
     manager_args: &'a [String],
+    manager_env: &'a [(String, String)],
     /// Run under heaptrack, writing its profile here.
     heap_profile: Option<&'a Path>,
 }
@@ -183,6 +198,15 @@ pub fn run(args: Args, release: bool) -> Result<()> {
     ensure!(
         !args.cronjobs.is_empty(),
         "--cronjobs needs at least one size"
+    );
+    // heaptrack preloads its own library: the profile would not be of the asked allocator.
+    ensure!(
+        !(args.heap_profile
+            && args
+                .manager_env
+                .iter()
+                .any(|(name, _)| name == "LD_PRELOAD")),
+        "--heap-profile runs the manager under heaptrack's LD_PRELOAD; drop --manager-env LD_PRELOAD=..."
     );
     let root = kubebuilder_cli::workspace_root();
     let mut builds = vec![Build::of(&root, "this tree", release)?];
@@ -205,12 +229,16 @@ pub fn run(args: Args, release: bool) -> Result<()> {
                 cronjobs,
                 every_minutes: args.every_minutes,
                 manager_args: &args.manager_args,
+                manager_env: &args.manager_env,
                 heap_profile: None,
             };
             sizes.push(on_fresh_control_plane(&runtime, &launch)?);
         }
     }
     let mut report = String::new();
+    for (name, value) in &args.manager_env {
+        report += &format!("\nEvery manager ran with `{name}={value}`.\n");
+    }
     for (build, sizes) in builds.iter().zip(&measured) {
         report += &report::table(&build.label, sizes, release);
     }
@@ -226,6 +254,7 @@ pub fn run(args: Args, release: bool) -> Result<()> {
             cronjobs,
             every_minutes: args.every_minutes,
             manager_args: &args.manager_args,
+            manager_env: &args.manager_env,
             heap_profile: Some(&profile),
         };
         eprintln!("xtask: profiling the manager's heap with {cronjobs} CronJobs (heaptrack)");
@@ -310,6 +339,7 @@ async fn measure(plane: &ControlPlane, launch: &Launch<'_>) -> Result<Figures> {
             "--metrics-secure=false".to_owned(),
         ])
         .args(launch.manager_args)
+        .envs(launch.manager_env.iter().map(|(name, value)| (name, value)))
         .env("KUBECONFIG", plane.kubeconfig_path())
         .env("ENABLE_WEBHOOKS", "false")
         .stdout(log.try_clone()?)
