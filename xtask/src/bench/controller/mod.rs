@@ -719,3 +719,25 @@ async fn sum_of(metrics_addr: SocketAddr, series: &str) -> Result<u64> {
         .map(|value| value as u64)
         .sum())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::parse_env;
+
+    #[test]
+    fn a_manager_variable_is_name_equals_value_and_anything_else_is_refused() {
+        assert_eq!(
+            parse_env("LD_PRELOAD=/usr/lib/libjemalloc.so.2=x"),
+            Ok((
+                "LD_PRELOAD".to_owned(),
+                "/usr/lib/libjemalloc.so.2=x".to_owned()
+            ))
+        );
+        assert_eq!(parse_env("EMPTY="), Ok(("EMPTY".to_owned(), String::new())));
+        assert_eq!(
+            parse_env("LD_PRELOAD"),
+            Err("`LD_PRELOAD` is not NAME=VALUE".to_owned())
+        );
+        assert!(parse_env("=value").is_err());
+    }
+}
