@@ -1,22 +1,11 @@
 //! Attribute macros of kubebuilder for Rust. Use them through the `kubebuilder` crate.
+//!
+//! Each is an entry point into `kubebuilder-attributes`, which parses, validates and
+//! generates (and which `cargo xtask manifests` shares to read API sources).
 
 #![warn(missing_docs)]
 
-mod args;
-mod definitions;
-mod docs;
-mod item;
-mod k8s_values;
-mod markers;
-mod rbac;
-#[cfg(test)]
-mod registry;
-mod resource;
-mod skip;
-mod tokens;
-mod types;
-mod webhook;
-
+use kubebuilder_attributes::{item, rbac, resource, skip, webhook};
 use proc_macro::TokenStream;
 
 /// The root kind of a CRD version, on its spec struct: `+groupName`, the package version,

@@ -13,6 +13,7 @@ use std::process::Command;
 const FRAMEWORK_CRATES: &[&str] = &[
     "cargo-kubebuilder",
     "kubebuilder",
+    "kubebuilder-attributes",
     "kubebuilder-cli",
     "kubebuilder-envtest",
     "kubebuilder-macros",

@@ -25,6 +25,7 @@ pub mod manifests;
 mod rollout;
 pub mod run;
 pub mod scaffold;
+pub mod source;
 pub mod test;
 pub mod tools;
 

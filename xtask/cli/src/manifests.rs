@@ -1,7 +1,9 @@
 //! `cargo xtask manifests [--check]`: what `make manifests` (controller-gen `rbac crd
-//! webhook`) writes, from the declarations the attributes registered in the project's `api`
-//! and `controller` crates, which its declarations binary prints (see
-//! [`kubebuilder::declarations`]):
+//! webhook`) writes, from the declarations of the attributes in the project's `api` and
+//! `controller` crates. They are read from the sources ([`crate::source`]), as controller-gen
+//! reads Go markers, in a fraction of a second; where that reading could differ from what
+//! rustc compiles, or with `--build`, the project's declarations binary is built and prints
+//! what the attributes registered (see [`kubebuilder::declarations`]). Either way:
 //!
 //! - `config/crd/bases/<group>_<plural>.yaml`, one CRD per kind;
 //! - `config/rbac/role.yaml`, ClusterRole `manager-role` (and Roles for namespaced rules);
@@ -27,7 +29,9 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomRe
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kubebuilder::declarations::Declarations;
 use kubebuilder::declarations::MAX_DESC_LEN_FLAG;
-use kubebuilder::{rbac, yaml};
+use kubebuilder::{crd, rbac, yaml};
+
+use crate::source;
 
 /// The options of `cargo xtask manifests` (kubebuilder's `make manifests`).
 #[derive(clap::Args)]
@@ -38,13 +42,25 @@ pub struct Args {
     /// controller-gen's `crd:maxDescLen`: cut CRD descriptions to this many bytes (0 drops them).
     #[arg(long)]
     pub max_desc_len: Option<usize>,
+    /// Build the declarations binary and write what it registers, rather than read the
+    /// sources (the reference the reading defers to wherever it could differ).
+    #[arg(long)]
+    pub build: bool,
 }
 
 /// Writes the files that are missing or out of date, or with `--check` only lists them
 /// and fails.
 pub fn run(args: Args) -> Result<()> {
     let root = crate::workspace_root();
-    let outputs = outputs(&root, &registered(&root, args.max_desc_len)?)?;
+    let options = crd::Options {
+        max_desc_len: args.max_desc_len,
+    };
+    let declarations = if args.build {
+        built(&root, &options)?
+    } else {
+        declarations(&root, &options)?
+    };
+    let outputs = outputs(&root, &declarations)?;
     let stale = stale(&root, &outputs);
     if args.check {
         if stale.is_empty() {
@@ -98,11 +114,23 @@ pub struct Output {
 /// and prints what their attributes declare.
 pub const DECLARATIONS_PACKAGE: &str = "declarations";
 
+/// The declarations of the workspace at `root`, read from the sources; built, saying why,
+/// where the reading defers to a build.
+pub fn declarations(root: &Path, options: &crd::Options) -> Result<Declarations> {
+    match source::read(root, options) {
+        Ok(declarations) => Ok(declarations),
+        Err(unread) => {
+            eprintln!("manifests: building the declarations, since {unread}");
+            built(root, options)
+        }
+    }
+}
+
 /// The declarations of the workspace at `root`: its declarations binary, built and run by
 /// cargo in the profile of this xtask (release when it has no debug assertions). Compiler
 /// warnings and errors and the binary's own errors go to standard error as they come, so
 /// that a compile error in the API shows as in any build; cargo's progress lines do not.
-fn registered(root: &Path, max_desc_len: Option<usize>) -> Result<Declarations> {
+pub fn built(root: &Path, options: &crd::Options) -> Result<Declarations> {
     let mut command = crate::cargo();
     command
         .current_dir(root)
@@ -112,7 +140,7 @@ fn registered(root: &Path, max_desc_len: Option<usize>) -> Result<Declarations> 
         command.arg("--release");
     }
     command.arg("--");
-    if let Some(max_desc_len) = max_desc_len {
+    if let Some(max_desc_len) = options.max_desc_len {
         command.args([MAX_DESC_LEN_FLAG, &max_desc_len.to_string()]);
     }
     let output = command.output().context("running cargo")?;

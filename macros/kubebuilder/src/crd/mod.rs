@@ -28,7 +28,7 @@ pub use external::{External, ExternalResource};
 pub const GENERATOR_ANNOTATION: (&str, &str) = ("controller-gen.kubebuilder.io/version", "v0.21.0");
 
 /// One version of a kind, as its `#[kubebuilder::resource(...)]` declares it.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy)]
 pub struct Version {
     /// The API group (`batch.tutorial.kubebuilder.io`; Go's `+groupName`).
     pub group: &'static str,
@@ -74,8 +74,23 @@ pub struct Version {
     /// `hub = ...`: the name of the version this one converts through. A kind with such a
     /// version gets a `spec.conversion` to the webhook server.
     pub hub: Option<&'static str>,
-    /// The root object's schema.
-    pub schema: fn() -> JSONSchemaProps,
+    /// The root object's schema: the function `#[kubebuilder::resource]` generates, or the
+    /// schema `cargo xtask manifests` built reading the sources.
+    pub schema: &'static (dyn Fn() -> JSONSchemaProps + Sync),
+}
+
+impl fmt::Debug for Version {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Version")
+            .field("group", &self.group)
+            .field("kind", &self.kind)
+            .field("name", &self.name)
+            .field("storage", &self.storage)
+            .field("served", &self.served)
+            .field("skip", &self.skip)
+            .field("hub", &self.hub)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Version {

@@ -32,7 +32,7 @@ const V1: Version = Version {
     printer_columns: &[],
     selectable_fields: &[],
     hub: None,
-    schema,
+    schema: &schema,
 };
 
 fn names(crd: &CustomResourceDefinition) -> Vec<(String, bool)> {

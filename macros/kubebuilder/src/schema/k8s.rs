@@ -38,6 +38,16 @@ macro_rules! schemas_from_table {
         fn implemented() -> Vec<String> {
             vec![$(<$ty as JsonSchema>::schema_name().into_owned()),*]
         }
+
+        /// The type at `path` (`k8s_openapi::api::core::v1::PodSpec`), if implemented here.
+        pub(super) fn by_path(path: &str) -> Option<super::by_path::Typed> {
+            $(
+                if path == stringify!($ty).replace(' ', "") {
+                    return Some(super::by_path::Typed::of::<$ty>());
+                }
+            )*
+            None
+        }
     };
 }
 

@@ -142,6 +142,62 @@ macro_rules! payload {
     (Docs $value:ident) => { Docs };
 }
 
+/// A marker's value by the value kind of its row, for building a [`Marker`] from its row's
+/// name at run time ([`Marker::from_row`]).
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Payload {
+    /// `Flag`: none.
+    None,
+    /// `Bool`.
+    Bool(bool),
+    /// `Number`.
+    Number(f64),
+    /// `Integer`.
+    Integer(i64),
+    /// `String`, `Choice` and `Pattern`.
+    Text(&'static str),
+    /// `Literal` and `Json`.
+    Literal(Literal),
+    /// `Literals`.
+    Literals(&'static [Literal]),
+    /// `Rule`.
+    Rule(Rule),
+    /// `Fields`.
+    Fields(&'static [&'static str]),
+    /// `Docs`.
+    Docs(Docs),
+}
+
+/// The marker of a row from its payload (`$value` only says it has one): the
+/// [`Payload`] variant of each value kind.
+macro_rules! from_payload {
+    ($variant:ident, $payload:ident,) => {
+        matches!($payload, Payload::None).then_some(Marker::$variant)
+    };
+    ($variant:ident, $payload:ident, $kind:ident $value:ident) => {
+        from_payload!(@$kind $variant, $payload)
+    };
+    (@Bool $variant:ident, $payload:ident) => { from_payload!(@as Bool $variant, $payload) };
+    (@Number $variant:ident, $payload:ident) => { from_payload!(@as Number $variant, $payload) };
+    (@Integer $variant:ident, $payload:ident) => { from_payload!(@as Integer $variant, $payload) };
+    (@String $variant:ident, $payload:ident) => { from_payload!(@as Text $variant, $payload) };
+    (@Choice $variant:ident, $payload:ident) => { from_payload!(@as Text $variant, $payload) };
+    (@Pattern $variant:ident, $payload:ident) => { from_payload!(@as Text $variant, $payload) };
+    (@Literal $variant:ident, $payload:ident) => { from_payload!(@as Literal $variant, $payload) };
+    (@Json $variant:ident, $payload:ident) => { from_payload!(@as Literal $variant, $payload) };
+    (@Literals $variant:ident, $payload:ident) => { from_payload!(@as Literals $variant, $payload) };
+    (@Rule $variant:ident, $payload:ident) => { from_payload!(@as Rule $variant, $payload) };
+    (@Fields $variant:ident, $payload:ident) => { from_payload!(@as Fields $variant, $payload) };
+    (@Docs $variant:ident, $payload:ident) => { from_payload!(@as Docs $variant, $payload) };
+    (@as $kind:ident $variant:ident, $payload:ident) => {
+        match $payload {
+            Payload::$kind(value) => Some(Marker::$variant(value)),
+            _ => None,
+        }
+    };
+}
+
 /// Keeps the `marker` rows of the table (the others are read by the attribute macros
 /// alone), then defines [`Marker`] from them.
 macro_rules! define_markers {
@@ -171,6 +227,17 @@ macro_rules! define_markers {
         }
 
         impl Marker {
+            /// The marker of the row named `variant` (`"Minimum"`) with this value, as the
+            /// attribute macros write it; `None` for no such row, or a value of another kind.
+            /// For `cargo xtask manifests`, which reads the attributes from the sources.
+            #[doc(hidden)]
+            pub fn from_row(variant: &str, payload: Payload) -> Option<Marker> {
+                match variant {
+                    $( stringify!($variant) => from_payload!($variant, payload, $($kind $value)?), )*
+                    _ => None,
+                }
+            }
+
             /// controller-gen's apply priority: markers that change the type (and `+default`)
             /// run first so that the type checks of the others see the final type; the OneOf
             /// rules run last, after any hand-written XValidation rules.

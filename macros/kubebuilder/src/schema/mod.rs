@@ -9,6 +9,7 @@
 //! [`Node`] is that pending state: the schema the field's markers apply to, plus the named
 //! type's schema still to be merged under it.
 
+pub mod by_path;
 mod description;
 mod flatten;
 mod k8s;
@@ -23,7 +24,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 };
 
 pub use description::truncate_descriptions;
-pub use marker::{Docs, Literal, Marker, Needs, Rule};
+pub use marker::{Docs, Literal, Marker, Needs, Payload, Rule};
 pub(crate) use shape::str_eq;
 pub use shape::{Message, Shape, check_bytes, check_items_marker, check_json_path, check_marker};
 pub use union::{Tagging, check_union, internally_tagged, untagged};
@@ -286,19 +287,30 @@ fn typed(type_: &str, format: Option<&str>) -> JSONSchemaProps {
 /// 64-bit ones `int64`, the others have no format (Go's `int`, `int8`, `uint16`, ...).
 /// Floats are `number` without a format; the macros refuse them unless allowed.
 macro_rules! primitive {
-    ($($ty:ty => $type_:literal $(, $format:literal)?;)*) => {$(
-        impl Schema for $ty {
-            fn schema() -> JSONSchemaProps {
-                typed($type_, None$(.or(Some($format)))?)
-            }
+    ($($ty:ty => $type_:literal $(, $format:literal)?;)*) => {
+        $(
+            impl Schema for $ty {
+                fn schema() -> JSONSchemaProps {
+                    typed($type_, None$(.or(Some($format)))?)
+                }
 
-            fn node() -> Node {
-                Node::inline(Self::schema())
-            }
+                fn node() -> Node {
+                    Node::inline(Self::schema())
+                }
 
-            const SHAPE: Shape = Shape::typed(stringify!($ty), $type_);
+                const SHAPE: Shape = Shape::typed(stringify!($ty), $type_);
+            }
+        )*
+
+        /// The primitive named `name` as written above (`i32`, `String`).
+        fn primitive(name: &str) -> Option<by_path::Typed> {
+            match name {
+                $( stringify!($ty) => Some(by_path::Typed::of::<$ty>()), )*
+                "u8" => Some(by_path::Typed::of::<u8>()),
+                _ => None,
+            }
         }
-    )*};
+    };
 }
 
 primitive! {
@@ -337,22 +349,32 @@ impl<T: Schema> Schema for Vec<T> {
     }
 
     fn node() -> Node {
-        if T::IS_BYTE {
-            bytes()
-        } else {
-            Node::array(T::node())
-        }
+        vec_node(T::node(), T::IS_BYTE)
     }
 
-    const SHAPE: Shape = if T::IS_BYTE {
+    const SHAPE: Shape = vec_shape(&T::SHAPE, T::IS_BYTE);
+}
+
+/// The node of a `Vec` of `items`.
+fn vec_node(items: Node, items_are_bytes: bool) -> Node {
+    if items_are_bytes {
+        bytes()
+    } else {
+        Node::array(items)
+    }
+}
+
+/// The shape of a `Vec` of `items`.
+const fn vec_shape(items: &'static Shape, items_are_bytes: bool) -> Shape {
+    if items_are_bytes {
         BYTES
     } else {
         Shape {
-            items: Some(&T::SHAPE),
-            raw_bytes: T::SHAPE.raw_bytes,
+            items: Some(items),
+            raw_bytes: items.raw_bytes,
             ..Shape::typed("Vec", "array")
         }
-    };
+    }
 }
 
 /// A fixed-size array: a list of exactly `N` items (serde reads no other length). Arrays of
@@ -363,17 +385,27 @@ impl<T: Schema, const N: usize> Schema for [T; N] {
     }
 
     fn node() -> Node {
-        let mut node = Node::array(T::node());
-        node.own.min_items = Some(N as i64);
-        node.own.max_items = Some(N as i64);
-        node
+        array_node(T::node(), N)
     }
 
-    const SHAPE: Shape = Shape {
-        items: Some(&T::SHAPE),
-        raw_bytes: T::SHAPE.raw_bytes,
+    const SHAPE: Shape = array_shape(&T::SHAPE);
+}
+
+/// The node of an array of `len` `items`.
+fn array_node(items: Node, len: usize) -> Node {
+    let mut node = Node::array(items);
+    node.own.min_items = Some(len as i64);
+    node.own.max_items = Some(len as i64);
+    node
+}
+
+/// The shape of an array of `items`.
+const fn array_shape(items: &'static Shape) -> Shape {
+    Shape {
+        items: Some(items),
+        raw_bytes: items.raw_bytes,
         ..Shape::typed("array", "array")
-    };
+    }
 }
 
 /// `Option` only makes a field optional (no `nullable`, as for Go pointers).
@@ -409,6 +441,15 @@ fn map_of(values: Node) -> JSONSchemaProps {
     }
 }
 
+/// The shape of a map named `name` with `values`.
+const fn map_shape(name: &'static str, values: &'static Shape) -> Shape {
+    Shape {
+        additional_properties: Some(values),
+        raw_bytes: values.raw_bytes,
+        ..Shape::typed(name, "object")
+    }
+}
+
 impl<V: Schema> Schema for BTreeMap<String, V> {
     fn schema() -> JSONSchemaProps {
         map_of(V::node())
@@ -418,11 +459,7 @@ impl<V: Schema> Schema for BTreeMap<String, V> {
         Node::inline(Self::schema())
     }
 
-    const SHAPE: Shape = Shape {
-        additional_properties: Some(&V::SHAPE),
-        raw_bytes: V::SHAPE.raw_bytes,
-        ..Shape::typed("BTreeMap", "object")
-    };
+    const SHAPE: Shape = map_shape("BTreeMap", &V::SHAPE);
 }
 
 impl<V: Schema, S> Schema for HashMap<String, V, S> {
@@ -434,11 +471,7 @@ impl<V: Schema, S> Schema for HashMap<String, V, S> {
         Node::inline(Self::schema())
     }
 
-    const SHAPE: Shape = Shape {
-        additional_properties: Some(&V::SHAPE),
-        raw_bytes: V::SHAPE.raw_bytes,
-        ..Shape::typed("HashMap", "object")
-    };
+    const SHAPE: Shape = map_shape("HashMap", &V::SHAPE);
 }
 
 /// Arbitrary JSON: kept as it is (Go: `apiextensionsv1.JSON`).

@@ -646,6 +646,7 @@ mod tests {
             patched,
             [
                 "kubebuilder = { path = \"../kubebuilder-rs/macros/kubebuilder\" }",
+                "kubebuilder-attributes = { path = \"../kubebuilder-rs/macros/attributes\" }",
                 "kubebuilder-cli = { path = \"../kubebuilder-rs/xtask/cli\" }",
                 "kubebuilder-envtest = { path = \"../kubebuilder-rs/xtask/envtest\" }",
                 "kubebuilder-macros = { path = \"../kubebuilder-rs/macros\" }",

@@ -2,12 +2,11 @@
 //! its list type, its serde and kube impls, the `CustomResource` version, its registration
 //! and the compile-time checks of its paths, hub and root markers.
 
-use kubebuilder_plural::plural;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::{Ident, LitStr};
 
-use super::{PrinterColumn, Resource, Scale, SpecKind};
+use super::{KindNames, PrinterColumn, Resource, Scale, SpecKind};
 use crate::tokens::optional;
 
 /// What the root object is generated from.
@@ -22,17 +21,6 @@ pub struct Root<'a> {
     pub with_checks: bool,
     /// Registered for `cargo xtask manifests` (not in a `#[kubebuilder::skip]` module).
     pub registered: bool,
-}
-
-/// The names of the kind, defaults filled in.
-struct Names {
-    group: String,
-    version: String,
-    kind: String,
-    plural: String,
-    singular: String,
-    scope: String,
-    doc: String,
 }
 
 impl Root<'_> {
@@ -59,51 +47,13 @@ impl Root<'_> {
         quote!(#object #serialize #resource #traits #custom_resource #registration #checks)
     }
 
-    fn names(&self) -> Names {
-        let resource = self.resource;
-        let kind = self.kind.to_string();
-        let plural = resource
-            .names
-            .plural
-            .as_ref()
-            .map_or_else(|| plural(&kind), LitStr::value);
-        Names {
-            group: resource
-                .group
-                .as_ref()
-                .map(LitStr::value)
-                .unwrap_or_default(),
-            version: resource
-                .version
-                .as_ref()
-                .map(LitStr::value)
-                .unwrap_or_default(),
-            singular: resource
-                .names
-                .singular
-                .as_ref()
-                .map_or_else(|| kind.to_lowercase(), LitStr::value),
-            scope: resource
-                .names
-                .scope
-                .as_ref()
-                .map_or_else(|| "Namespaced".to_owned(), LitStr::value),
-            doc: match &resource.doc {
-                Some(doc) => doc.value(),
-                // Without a spec, the struct is the root object: its doc comment is the root's.
-                None if resource.spec == SpecKind::None && !self.spec_doc.is_empty() => {
-                    self.spec_doc.to_owned()
-                }
-                None => format!("{kind} is the Schema for the {plural} API."),
-            },
-            plural,
-            kind,
-        }
+    fn names(&self) -> KindNames {
+        self.resource.names(self.kind, self.spec_doc)
     }
 
     /// The root struct, its list type, `new` and `crd`; without a spec, the struct is the
     /// user's and only the list type and `crd` are added.
-    fn object(&self, names: &Names) -> TokenStream {
+    fn object(&self, names: &KindNames) -> TokenStream {
         if self.resource.spec == SpecKind::None {
             let Root { vis, kind, .. } = *self;
             let kind_name = &names.kind;
@@ -126,7 +76,7 @@ impl Root<'_> {
         let Root {
             vis, kind, spec, ..
         } = *self;
-        let Names {
+        let KindNames {
             kind: kind_name,
             doc,
             ..
@@ -200,7 +150,7 @@ impl Root<'_> {
     }
 
     /// `apiVersion` and `kind` first, as Kubernetes writes an object.
-    fn serialize_impl(&self, names: &Names) -> TokenStream {
+    fn serialize_impl(&self, names: &KindNames) -> TokenStream {
         let kind = self.kind;
         let api_version = format!("{}/{}", names.group, names.version);
         let kind_name = &names.kind;
@@ -248,9 +198,9 @@ impl Root<'_> {
     }
 
     /// kube's `Resource`.
-    fn kube_resource(&self, names: &Names) -> TokenStream {
+    fn kube_resource(&self, names: &KindNames) -> TokenStream {
         let kind = self.kind;
-        let Names {
+        let KindNames {
             group,
             version,
             kind: kind_name,
@@ -296,12 +246,12 @@ impl Root<'_> {
     }
 
     /// kube's `HasSpec`, `HasStatus` and `CustomResourceExt`.
-    fn kube_traits(&self, names: &Names) -> TokenStream {
+    fn kube_traits(&self, names: &KindNames) -> TokenStream {
         let Root { kind, spec, .. } = *self;
         let (group, plural) = (&names.group, &names.plural);
         let kube = quote!(::kubebuilder::__private::kube_core);
         let crd_type = crd_type();
-        let short_names = &self.resource.names.short_names;
+        let short_names = &names.short_names;
         let status_impl = self.resource.status.as_ref().map(|status| {
             quote! {
                 impl #kube::object::HasStatus for #kind {
@@ -351,21 +301,21 @@ impl Root<'_> {
     }
 
     /// `kubebuilder::crd::CustomResource`: the version as `cargo xtask manifests` renders it.
-    fn custom_resource(&self, names: &Names) -> TokenStream {
+    fn custom_resource(&self, names: &KindNames) -> TokenStream {
         let Root { kind, spec, .. } = *self;
         let resource = self.resource;
-        let Names {
+        let KindNames {
             group,
             version,
             kind: kind_name,
             plural,
             singular,
+            short_names,
+            categories,
             scope,
             doc,
         } = names;
         let schema = quote!(::kubebuilder::schema::Schema);
-        let short_names = &resource.names.short_names;
-        let categories = &resource.names.categories;
         let columns = resource.printer_columns.iter().map(PrinterColumn::tokens);
         let scale = optional(resource.scale.as_ref().map(Scale::tokens));
         let deprecated = optional(
@@ -426,7 +376,7 @@ impl Root<'_> {
                     printer_columns: &[#(#columns),*],
                     selectable_fields: &[#(#selectable),*],
                     hub: #hub,
-                    schema: {
+                    schema: &{
                         fn schema() -> ::kubebuilder::__private::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps {
                             const MARKERS: &[::kubebuilder::schema::Marker] = #root_markers;
                             ::kubebuilder::crd::root_schema(
@@ -446,7 +396,7 @@ impl Root<'_> {
     /// The root markers' preconditions, the paths of the printer columns, selectable fields
     /// and scale subresource, and the hub (which the version must convert to), checked at
     /// compile time; the conversion is registered beside them.
-    fn checks(&self, names: &Names) -> TokenStream {
+    fn checks(&self, names: &KindNames) -> TokenStream {
         let resource = self.resource;
         let root_shape = self.root_shape(names);
         let mut checks = resource.root_markers.checks(&root_shape);
@@ -489,7 +439,7 @@ impl Root<'_> {
     }
 
     /// The compile-time shape of the root object, for its paths and markers.
-    fn root_shape(&self, names: &Names) -> TokenStream {
+    fn root_shape(&self, names: &KindNames) -> TokenStream {
         let (spec, kind) = (self.spec, &names.kind);
         let schema = quote!(::kubebuilder::schema::Schema);
         let status = self

@@ -109,31 +109,60 @@ const ARGUMENTS: &[Argument<Args>] = &[
     }),
 ];
 
-/// A validated webhook, as `kubebuilder::webhook::Webhook` will hold it.
-struct Webhook {
-    name: String,
-    mutating: bool,
-    path: Option<String>,
-    url: Option<String>,
-    failure_policy: &'static str,
-    match_policy: Option<&'static str>,
-    side_effects: &'static str,
-    groups: Vec<String>,
-    resources: Vec<String>,
-    verbs: Vec<String>,
-    versions: Vec<String>,
-    admission_review_versions: Vec<String>,
-    reinvocation_policy: Option<&'static str>,
-    timeout_seconds: Option<i32>,
-    service_name: Option<String>,
-    service_namespace: Option<String>,
-    service_port: Option<i32>,
+/// A validated webhook, as `kubebuilder::webhook::Webhook` will hold it (`None` service
+/// names and namespaces take its defaults).
+#[allow(
+    missing_docs,
+    reason = "the fields of kubebuilder::webhook::Webhook, documented there"
+)]
+pub struct Webhook {
+    pub name: String,
+    pub mutating: bool,
+    pub path: Option<String>,
+    pub url: Option<String>,
+    pub failure_policy: &'static str,
+    pub match_policy: Option<&'static str>,
+    pub side_effects: &'static str,
+    pub groups: Vec<String>,
+    pub resources: Vec<String>,
+    pub verbs: Vec<String>,
+    pub versions: Vec<String>,
+    pub admission_review_versions: Vec<String>,
+    pub reinvocation_policy: Option<&'static str>,
+    pub timeout_seconds: Option<i32>,
+    pub service_name: Option<String>,
+    pub service_namespace: Option<String>,
+    pub service_port: Option<i32>,
 }
 
 /// Entry point of `#[kubebuilder::webhook(...)]`.
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    match read(attr, &item) {
+        Ok((ident, webhook)) => {
+            let generated = generate(&ident, &webhook);
+            quote! { #item #generated }
+        }
+        Err(errors) => {
+            // The stub keeps `<T as Declared>::WEBHOOK` resolving, so the only messages are
+            // about the attribute.
+            let stub = webhook_type(&item, &mut Errors::default()).map(|ident| {
+                quote! {
+                    impl ::kubebuilder::webhook::Declared for #ident {
+                        const WEBHOOK: ::kubebuilder::webhook::Webhook = ::kubebuilder::webhook::INVALID;
+                    }
+                }
+            });
+            let errors = errors.to_compile_errors();
+            quote! { #item #stub #errors }
+        }
+    }
+}
+
+/// Reads `#[kubebuilder::webhook(attr)]` on `item`: the type serving it and the webhook,
+/// or every mistake found.
+pub fn read(attr: TokenStream, item: &TokenStream) -> Result<(Ident, Webhook), Errors> {
     let mut errors = Errors::default();
-    let ident = webhook_type(&item, &mut errors);
+    let ident = webhook_type(item, &mut errors);
     let args = args::parse(attr).unwrap_or_else(|error| {
         errors.extend(error);
         Vec::new()
@@ -141,21 +170,11 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut read = Args::default();
     read.mentioned = args::read(&args, ARGUMENTS, "", &mut read, &mut errors);
     let webhook = validate(read, &mut errors);
-    if !errors.is_empty() {
-        // The stub keeps `<T as Declared>::WEBHOOK` resolving, so the only messages are
-        // about the attribute.
-        let stub = ident.map(|ident| {
-            quote! {
-                impl ::kubebuilder::webhook::Declared for #ident {
-                    const WEBHOOK: ::kubebuilder::webhook::Webhook = ::kubebuilder::webhook::INVALID;
-                }
-            }
-        });
-        let errors = errors.to_compile_errors();
-        return quote! { #item #stub #errors };
+    match ident {
+        Some(ident) => errors.into_result((ident, webhook)),
+        // `webhook_type` reported why.
+        None => Err(errors),
     }
-    let generated = ident.map(|ident| generate(&ident, &webhook));
-    quote! { #item #generated }
 }
 
 /// The defaulter or validator type the attribute sits on.
@@ -690,16 +709,26 @@ fn generate(ident: &Ident, webhook: &Webhook) -> TokenStream {
 }
 
 #[derive(Default)]
-struct Configuration {
+struct ConfigurationArgs {
     mutating: Option<bool>,
     name: Option<LitStr>,
 }
 
-const CONFIGURATION_ARGUMENTS: &[Argument<Configuration>] = &[
-    Argument::once("mutating", |arg, c: &mut Configuration, errors| {
+/// A `#[kubebuilder::webhook_configuration]`, as `kubebuilder::webhook::Configuration` holds it.
+#[allow(
+    missing_docs,
+    reason = "the fields of kubebuilder::webhook::Configuration, documented there"
+)]
+pub struct Configuration {
+    pub mutating: bool,
+    pub name: String,
+}
+
+const CONFIGURATION_ARGUMENTS: &[Argument<ConfigurationArgs>] = &[
+    Argument::once("mutating", |arg, c: &mut ConfigurationArgs, errors| {
         c.mutating = arg.boolean(errors)
     }),
-    Argument::once("name", |arg, c: &mut Configuration, errors| {
+    Argument::once("name", |arg, c: &mut ConfigurationArgs, errors| {
         c.name = arg.string(errors)
     }),
 ];
@@ -707,12 +736,29 @@ const CONFIGURATION_ARGUMENTS: &[Argument<Configuration>] = &[
 /// Entry point of `#[kubebuilder::webhook_configuration(mutating = …, name = …)]`, which
 /// goes on any item.
 pub fn expand_configuration(attr: TokenStream, item: TokenStream) -> TokenStream {
+    match read_configuration(attr) {
+        Ok(Configuration { mutating, name }) => quote! {
+            #item
+            ::kubebuilder::__private::inventory::submit! {
+                ::kubebuilder::webhook::Configuration { mutating: #mutating, name: #name }
+            }
+        },
+        Err(errors) => {
+            let errors = errors.to_compile_errors();
+            quote! { #item #errors }
+        }
+    }
+}
+
+/// Reads the arguments of `#[kubebuilder::webhook_configuration(attr)]`, or every mistake
+/// found.
+pub fn read_configuration(attr: TokenStream) -> Result<Configuration, Errors> {
     let mut errors = Errors::default();
     let args = args::parse(attr).unwrap_or_else(|error| {
         errors.extend(error);
         Vec::new()
     });
-    let mut configuration = Configuration::default();
+    let mut configuration = ConfigurationArgs::default();
     let mentioned = args::read(
         &args,
         CONFIGURATION_ARGUMENTS,
@@ -720,7 +766,7 @@ pub fn expand_configuration(attr: TokenStream, item: TokenStream) -> TokenStream
         &mut configuration,
         &mut errors,
     );
-    let Configuration { mutating, name } = configuration;
+    let ConfigurationArgs { mutating, name } = configuration;
     if mutating.is_none() {
         missing(
             &mut errors,
@@ -738,16 +784,8 @@ pub fn expand_configuration(attr: TokenStream, item: TokenStream) -> TokenStream
             ": the configuration object's name",
         ),
     }
-    if !errors.is_empty() {
-        let errors = errors.to_compile_errors();
-        return quote! { #item #errors };
-    }
-    let mutating = mutating.unwrap_or_default();
-    let name = name.map(|name| name.value()).unwrap_or_default();
-    quote! {
-        #item
-        ::kubebuilder::__private::inventory::submit! {
-            ::kubebuilder::webhook::Configuration { mutating: #mutating, name: #name }
-        }
-    }
+    errors.into_result(Configuration {
+        mutating: mutating.unwrap_or_default(),
+        name: name.map(|name| name.value()).unwrap_or_default(),
+    })
 }

@@ -15,14 +15,17 @@ use syn::{Ident, LitStr, Token};
 pub struct Errors(Vec<syn::Error>);
 
 impl Errors {
+    /// Reports `message` at `span`.
     pub fn push(&mut self, span: Span, message: impl std::fmt::Display) {
         self.0.push(syn::Error::new(span, message));
     }
 
+    /// Reports a parse error.
     pub fn extend(&mut self, error: syn::Error) {
         self.0.push(error);
     }
 
+    /// Nothing reported.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
@@ -43,8 +46,29 @@ impl Errors {
         self.push(name.span(), message);
     }
 
+    /// A `compile_error!` per error, each at its span.
     pub fn to_compile_errors(&self) -> TokenStream {
         self.0.iter().map(syn::Error::to_compile_error).collect()
+    }
+
+    /// `value` when nothing was reported, else the errors.
+    pub fn into_result<T>(self, value: T) -> Result<T, Errors> {
+        if self.is_empty() {
+            Ok(value)
+        } else {
+            Err(self)
+        }
+    }
+
+    /// The messages, in the order reported.
+    pub fn messages(&self) -> Vec<String> {
+        self.0.iter().map(ToString::to_string).collect()
+    }
+}
+
+impl From<syn::Error> for Errors {
+    fn from(error: syn::Error) -> Errors {
+        Errors(vec![error])
     }
 }
 

@@ -15,10 +15,11 @@ use crate::args::{self, Arg, Argument, Errors, Given};
 use crate::item;
 use crate::k8s_values::{did_you_mean, is_dns_label};
 use crate::markers::{self, Markers, Place};
+use kubebuilder_plural::plural;
 
 /// Where the kind's state sits: `spec = "required" | "optional" | "none"`.
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
-enum SpecKind {
+pub enum SpecKind {
     /// Go `Spec FooSpec \`json:"spec"\``.
     #[default]
     Required,
@@ -28,34 +29,43 @@ enum SpecKind {
     None,
 }
 
-/// The resource-level arguments.
+/// The resource-level arguments, as written; [`Resource::names`] fills in the defaults.
+/// The fields are those of `kubebuilder::crd::Version`, documented there.
 #[derive(Default)]
-struct Resource {
-    spec: SpecKind,
+#[allow(
+    missing_docs,
+    reason = "the fields of kubebuilder::crd::Version, documented there"
+)]
+pub struct Resource {
+    pub spec: SpecKind,
     /// Where `spec = ...` was written.
     spec_span: Option<Span>,
     group: Option<LitStr>,
     version: Option<LitStr>,
     kind: Option<LitStr>,
-    status: Option<syn::Path>,
+    /// `status = Type`.
+    pub status: Option<syn::Path>,
     doc: Option<LitStr>,
     names: Names,
-    status_subresource: bool,
-    scale: Option<Scale>,
-    printer_columns: Vec<PrinterColumn>,
-    storage: bool,
-    unserved: bool,
-    deprecated: Option<Option<LitStr>>,
-    skip: bool,
-    annotations: Vec<(String, String)>,
-    labels: Vec<(String, String)>,
-    selectable_fields: Vec<LitStr>,
-    hub: Option<Given<syn::Path>>,
+    pub status_subresource: bool,
+    pub scale: Option<Scale>,
+    pub printer_columns: Vec<PrinterColumn>,
+    pub storage: bool,
+    pub unserved: bool,
+    pub deprecated: Option<Option<LitStr>>,
+    pub skip: bool,
+    pub annotations: Vec<(String, String)>,
+    pub labels: Vec<(String, String)>,
+    pub selectable_fields: Vec<LitStr>,
+    /// `hub = path::Kind`.
+    pub hub: Option<Given<syn::Path>>,
     /// The arguments of every `validation(...)`: the root object's markers.
     root_args: Vec<Arg>,
-    root_markers: Markers,
+    /// The root object's markers.
+    pub root_markers: Markers,
 }
 
+/// `resource(...)`.
 #[derive(Default)]
 struct Names {
     plural: Option<LitStr>,
@@ -65,19 +75,58 @@ struct Names {
     scope: Option<LitStr>,
 }
 
-struct Scale {
-    spec_path: LitStr,
-    status_path: LitStr,
-    selector_path: Option<LitStr>,
+/// The names of a kind, controller-gen's defaults filled in.
+#[allow(
+    missing_docs,
+    reason = "the fields of kubebuilder::crd::Version, documented there"
+)]
+pub struct KindNames {
+    pub group: String,
+    pub version: String,
+    pub kind: String,
+    pub plural: String,
+    pub singular: String,
+    pub short_names: Vec<String>,
+    pub categories: Vec<String>,
+    pub scope: String,
+    /// The root object's description.
+    pub doc: String,
 }
 
-struct PrinterColumn {
-    name: LitStr,
-    type_: LitStr,
-    json_path: LitStr,
-    description: Option<LitStr>,
-    format: Option<LitStr>,
-    priority: i32,
+/// `subresource(scale(...))`.
+#[allow(
+    missing_docs,
+    reason = "the fields of kubebuilder::crd::Scale, documented there"
+)]
+pub struct Scale {
+    pub spec_path: LitStr,
+    pub status_path: LitStr,
+    pub selector_path: Option<LitStr>,
+}
+
+/// `printcolumn(...)`.
+#[allow(
+    missing_docs,
+    reason = "the fields of kubebuilder::crd::PrinterColumn, documented there"
+)]
+pub struct PrinterColumn {
+    pub name: LitStr,
+    pub type_: LitStr,
+    pub json_path: LitStr,
+    pub description: Option<LitStr>,
+    pub format: Option<LitStr>,
+    pub priority: i32,
+}
+
+/// A kind as `#[kubebuilder::resource]` declares it: its arguments, its spec struct (the
+/// root object itself with `spec = "none"`) and its name.
+pub struct Kind {
+    /// The attribute's arguments.
+    pub resource: Resource,
+    /// The spec struct (or the root object).
+    pub spec: item::ApiType,
+    /// The kind, the root object's Rust name.
+    pub kind: Ident,
 }
 
 /// The arguments of `#[kubebuilder::resource(...)]`, with the controller-gen markers they
@@ -225,38 +274,21 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// [`expand`], with the version registered for `cargo xtask manifests` or not
 /// (`#[kubebuilder::skip]`).
 pub fn expand_registered(attr: TokenStream, item: TokenStream, registered: bool) -> TokenStream {
-    let mut errors = Errors::default();
-    let args = args::parse(attr).unwrap_or_else(|error| {
-        errors.extend(error);
-        Vec::new()
-    });
-    let mut item = match syn::parse2::<Item>(item) {
+    let item = match syn::parse2::<Item>(item) {
         Ok(Item::Struct(item)) => item,
-        Ok(other) => {
-            return syn::Error::new_spanned(
-                other,
-                "`#[kubebuilder::resource]` goes on the spec struct of a kind",
-            )
-            .to_compile_error();
-        }
+        Ok(other) => return not_a_struct(&other).to_compile_error(),
         Err(error) => return error.to_compile_error(),
     };
-    let resource = parse(&args, &mut errors);
-    let spec_args = take_spec_attribute(&mut item, &mut errors);
-    let spec_markers = markers::parse(&spec_args, Place::Type, &mut errors);
     let vis = item.vis.clone();
-    let mut spec = match item::parse(Item::Struct(item), spec_markers, &mut errors) {
-        Ok(spec) => spec,
+    let mut errors = Errors::default();
+    let (resource, spec, kind) = match parse_kind(attr, item, &mut errors) {
+        Ok(parsed) => parsed,
         Err(item) => return item::unusable(*item, &errors),
     };
-    let Some(kind) = resource.kind_ident(&mut errors) else {
+    let Some(kind) = kind else {
         // Without a kind there is no root type to emit: the spec alone, with its errors.
         return spec.generate(&errors);
     };
-    if resource.spec == SpecKind::None {
-        resource.check_top_level(&kind, &spec.ident, &mut errors);
-        spec.make_root();
-    }
     // With errors, the root object is still generated (without the compile-time checks),
     // so that code using it type-checks: one mistake, one message.
     let root = generate::Root {
@@ -271,6 +303,54 @@ pub fn expand_registered(attr: TokenStream, item: TokenStream, registered: bool)
     let generated = root.generate();
     let spec_tokens = spec.generate(&errors);
     quote!(#spec_tokens #generated)
+}
+
+/// Reads `#[kubebuilder::resource(attr)]` on `item` (without that attribute) into its
+/// kind, or every mistake found.
+pub fn read(attr: TokenStream, item: Item) -> Result<Kind, Errors> {
+    let item = match item {
+        Item::Struct(item) => item,
+        other => return Err(Errors::from(not_a_struct(&other))),
+    };
+    let mut errors = Errors::default();
+    match parse_kind(attr, item, &mut errors) {
+        Ok((resource, spec, Some(kind))) => errors.into_result(Kind {
+            resource,
+            spec,
+            kind,
+        }),
+        _ => Err(errors),
+    }
+}
+
+fn not_a_struct(item: &Item) -> syn::Error {
+    syn::Error::new_spanned(
+        item,
+        "`#[kubebuilder::resource]` goes on the spec struct of a kind",
+    )
+}
+
+/// The arguments, the spec struct and the kind (`None` when it is not a usable name); the
+/// item back when it cannot be an API type at all.
+fn parse_kind(
+    attr: TokenStream,
+    mut item: syn::ItemStruct,
+    errors: &mut Errors,
+) -> Result<(Resource, item::ApiType, Option<Ident>), Box<Item>> {
+    let args = args::parse(attr).unwrap_or_else(|error| {
+        errors.extend(error);
+        Vec::new()
+    });
+    let resource = parse(&args, errors);
+    let spec_args = take_spec_attribute(&mut item, errors);
+    let spec_markers = markers::parse(&spec_args, Place::Type, errors);
+    let mut spec = item::parse(Item::Struct(item), spec_markers, errors)?;
+    let kind = resource.kind_ident(errors);
+    if let (Some(kind), SpecKind::None) = (&kind, resource.spec) {
+        resource.check_top_level(kind, &spec.ident, errors);
+        spec.make_root();
+    }
+    Ok((resource, spec, kind))
 }
 
 /// A `#[kubebuilder::schema(...)]` below this attribute holds the spec's type-level
@@ -547,6 +627,35 @@ fn read_pairs(arg: &Arg, singular: &str, errors: &mut Errors) -> Vec<(String, St
 }
 
 impl Resource {
+    /// The names of the kind `kind` whose spec struct has the doc comment `spec_doc`, with
+    /// controller-gen's defaults filled in.
+    pub fn names(&self, kind: &Ident, spec_doc: &str) -> KindNames {
+        let kind = kind.to_string();
+        let plural = self
+            .names
+            .plural
+            .as_ref()
+            .map_or_else(|| plural(&kind), LitStr::value);
+        let value = |literal: &Option<LitStr>| literal.as_ref().map(LitStr::value);
+        let values = |literals: &[LitStr]| literals.iter().map(LitStr::value).collect();
+        KindNames {
+            group: value(&self.group).unwrap_or_default(),
+            version: value(&self.version).unwrap_or_default(),
+            singular: value(&self.names.singular).unwrap_or_else(|| kind.to_lowercase()),
+            short_names: values(&self.names.short_names),
+            categories: values(&self.names.categories),
+            scope: value(&self.names.scope).unwrap_or_else(|| "Namespaced".to_owned()),
+            doc: match &self.doc {
+                Some(doc) => doc.value(),
+                // Without a spec, the struct is the root object: its doc comment is the root's.
+                None if self.spec == SpecKind::None && !spec_doc.is_empty() => spec_doc.to_owned(),
+                None => format!("{kind} is the Schema for the {plural} API."),
+            },
+            plural,
+            kind,
+        }
+    }
+
     /// With `spec = "none"` the struct is the root object: named as the kind, and its
     /// status, if any, is one of its fields.
     fn check_top_level(&self, kind: &Ident, ident: &Ident, errors: &mut Errors) {

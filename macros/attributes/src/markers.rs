@@ -15,29 +15,113 @@ use crate::definitions::{DEFINITIONS, Definition, Directive, Group, Role, ValueK
 use crate::tokens::optional;
 
 /// A marker's value, parsed by its value kind.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Value {
     /// A flag.
     None,
+    /// `Bool`.
     Bool(bool),
+    /// `Number`.
     Number(f64),
+    /// `Integer`.
     Integer(i64),
     /// Strings, choices and patterns.
     Text(String),
     /// OneOf field names.
     Fields(Vec<String>),
-    /// Literals, rules and docs, already as the generated code's expressions.
-    Tokens(TokenStream),
+    /// `Literal` and `Json`: one value.
+    Literal(Literal),
+    /// `Literals`: `enum = [...]`.
+    Literals(Vec<Literal>),
+    /// `Rule`: `x_validation(...)`.
+    Rule(Rule),
+    /// `Docs`: `external_docs(...)`.
+    Docs(Docs),
+}
+
+/// A literal value (a default, an example, an enum member), as `kubebuilder::schema::Literal`
+/// holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Literal {
+    /// JSON `null`.
+    Null,
+    /// `true` or `false`.
+    Bool(bool),
+    /// An integer.
+    Int(i64),
+    /// A number with a fraction or an exponent.
+    Float(f64),
+    /// A string.
+    String(String),
+    /// A list.
+    List(Vec<Literal>),
+    /// A map, its keys in the order written.
+    Map(Vec<(String, Literal)>),
+}
+
+impl Literal {
+    /// The `kubebuilder::schema::Literal` expression.
+    fn tokens(&self) -> TokenStream {
+        let path = quote!(::kubebuilder::schema::Literal);
+        match self {
+            Literal::Null => quote!(#path::Null),
+            Literal::Bool(b) => quote!(#path::Bool(#b)),
+            Literal::Int(i) => quote!(#path::Int(#i)),
+            Literal::Float(f) => quote!(#path::Float(#f)),
+            Literal::String(s) => quote!(#path::String(#s)),
+            Literal::List(items) => {
+                let items = items.iter().map(Literal::tokens);
+                quote!(#path::List(&[#(#items),*]))
+            }
+            Literal::Map(entries) => {
+                let entries = entries.iter().map(|(key, value)| {
+                    let value = value.tokens();
+                    quote!((#key, #value))
+                });
+                quote!(#path::Map(&[#(#entries),*]))
+            }
+        }
+    }
+}
+
+/// The arguments of `x_validation(...)`, as `kubebuilder::schema::Rule` holds them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Rule {
+    /// The CEL expression.
+    pub rule: String,
+    /// `message`.
+    pub message: Option<String>,
+    /// `message_expression`.
+    pub message_expression: Option<String>,
+    /// `reason`.
+    pub reason: Option<String>,
+    /// `field_path`.
+    pub field_path: Option<String>,
+    /// `optional_old_self`.
+    pub optional_old_self: Option<bool>,
+}
+
+/// The arguments of `external_docs(...)`, as `kubebuilder::schema::Docs` holds them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Docs {
+    /// An absolute URL or path.
+    pub url: String,
+    /// `description`, empty when not given.
+    pub description: String,
 }
 
 /// A marker as written: its name, its row's `Marker` variant and value, and where.
 #[derive(Clone, Debug)]
 pub struct Spanned {
+    /// The name written (`minimum`).
     pub name: &'static str,
-    variant: &'static str,
+    /// The variant of `kubebuilder::schema::Marker` (`Minimum`).
+    pub variant: &'static str,
     /// Whether its precondition depends on the node's type (a `const` check).
-    checked: bool,
+    pub checked: bool,
+    /// Its value.
     pub value: Value,
+    /// Where it was written.
     pub span: Span,
 }
 
@@ -58,7 +142,40 @@ impl Spanned {
             Value::Integer(value) => quote!(#marker(#value)),
             Value::Text(value) => quote!(#marker(#value)),
             Value::Fields(fields) => quote!(#marker(&[#(#fields),*])),
-            Value::Tokens(tokens) => quote!(#marker(#tokens)),
+            Value::Literal(literal) => {
+                let literal = literal.tokens();
+                quote!(#marker(#literal))
+            }
+            Value::Literals(literals) => {
+                let literals = literals.iter().map(Literal::tokens);
+                quote!(#marker(&[#(#literals),*]))
+            }
+            Value::Rule(rule) => {
+                let Rule {
+                    rule,
+                    message,
+                    message_expression,
+                    reason,
+                    field_path,
+                    optional_old_self,
+                } = rule;
+                let message = optional(message.as_ref());
+                let message_expression = optional(message_expression.as_ref());
+                let reason = optional(reason.as_ref());
+                let field_path = optional(field_path.as_ref());
+                let optional_old_self = optional(*optional_old_self);
+                quote!(#marker(::kubebuilder::schema::Rule {
+                    rule: #rule,
+                    message: #message,
+                    message_expression: #message_expression,
+                    reason: #reason,
+                    field_path: #field_path,
+                    optional_old_self: #optional_old_self,
+                }))
+            }
+            Value::Docs(Docs { url, description }) => {
+                quote!(#marker(::kubebuilder::schema::Docs { url: #url, description: #description }))
+            }
         }
     }
 }
@@ -75,10 +192,14 @@ struct Requirement {
 /// The markers of one node: a field, a type or a root object.
 #[derive(Default)]
 pub struct Markers {
+    /// The markers of the node itself, in the order written.
     pub own: Vec<Spanned>,
+    /// The `validation(items(...))` markers, for the items of an array node.
     pub items: Vec<Spanned>,
     requirement: Requirement,
+    /// `allow_dangerous_types`: floats allowed.
     pub allow_dangerous_types: bool,
+    /// `schemaless`: the field's type contributes no schema.
     pub schemaless: bool,
     /// Where `custom_serde` was written.
     pub custom_serde: Option<Span>,
@@ -333,12 +454,12 @@ fn parse_value(arg: &Arg, kind: ValueKind, errors: &mut Errors) -> Option<Value>
         ValueKind::String => Value::Text(arg.string(errors)?.value()),
         ValueKind::Choice(allowed) => Value::Text(one_of(arg, allowed, errors)?),
         ValueKind::Pattern => Value::Text(parse_pattern(&arg.string(errors)?, errors)?),
-        ValueKind::Literal => Value::Tokens(literal(arg.any(errors)?)),
-        ValueKind::Json => Value::Tokens(parse_json(&arg.string(errors)?, errors)?),
-        ValueKind::Literals => Value::Tokens(parse_literals(arg, errors)?),
-        ValueKind::Rule => Value::Tokens(parse_rule(arg, arg.nested(errors)?, errors)?),
+        ValueKind::Literal => Value::Literal(literal(arg.any(errors)?)),
+        ValueKind::Json => Value::Literal(parse_json(&arg.string(errors)?, errors)?),
+        ValueKind::Literals => Value::Literals(parse_literals(arg, errors)?),
+        ValueKind::Rule => Value::Rule(parse_rule(arg, arg.nested(errors)?, errors)?),
         ValueKind::Fields => Value::Fields(one_of_fields(arg, errors)?),
-        ValueKind::Docs => Value::Tokens(parse_external_docs(arg, arg.nested(errors)?, errors)?),
+        ValueKind::Docs => Value::Docs(parse_external_docs(arg, arg.nested(errors)?, errors)?),
     };
     // Structural schemas forbid it; the CRD would be refused.
     if arg.key() == "unique_items" && matches!(value, Value::Bool(true)) {
@@ -351,70 +472,50 @@ fn parse_value(arg: &Arg, kind: ValueKind, errors: &mut Errors) -> Option<Value>
     Some(value)
 }
 
-/// A literal value as a `kubebuilder::schema::Literal` expression.
-fn literal(value: &args::Value) -> TokenStream {
-    let path = quote!(::kubebuilder::schema::Literal);
+/// A literal argument value.
+fn literal(value: &args::Value) -> Literal {
     match value {
-        args::Value::Str(lit) => {
-            let text = lit.value();
-            quote!(#path::String(#text))
-        }
-        args::Value::Int(i, _) => quote!(#path::Int(#i)),
-        args::Value::Float(f, _) => quote!(#path::Float(#f)),
-        args::Value::Bool(b, _) => quote!(#path::Bool(#b)),
-        args::Value::List(items, _) => {
-            let items = items.iter().map(literal);
-            quote!(#path::List(&[#(#items),*]))
-        }
-        args::Value::Map(entries, _) => {
-            let entries = entries.iter().map(|(key, value)| {
-                let key = key.value();
-                let value = literal(value);
-                quote!((#key, #value))
-            });
-            quote!(#path::Map(&[#(#entries),*]))
-        }
+        args::Value::Str(lit) => Literal::String(lit.value()),
+        args::Value::Int(i, _) => Literal::Int(*i),
+        args::Value::Float(f, _) => Literal::Float(*f),
+        args::Value::Bool(b, _) => Literal::Bool(*b),
+        args::Value::List(items, _) => Literal::List(items.iter().map(literal).collect()),
+        args::Value::Map(entries, _) => Literal::Map(
+            entries
+                .iter()
+                .map(|(key, value)| (key.value(), literal(value)))
+                .collect(),
+        ),
         // Refused by `Arg::any` before this is called.
-        args::Value::Path(_) => quote!(#path::Null),
+        args::Value::Path(_) => Literal::Null,
     }
 }
 
-/// A JSON value as a `kubebuilder::schema::Literal` expression.
-fn json_literal(value: &serde_json::Value) -> TokenStream {
+/// A JSON value as a literal.
+fn json_literal(value: &serde_json::Value) -> Literal {
     use serde_json::Value as Json;
-    let path = quote!(::kubebuilder::schema::Literal);
     match value {
-        Json::Null => quote!(#path::Null),
-        Json::Bool(b) => quote!(#path::Bool(#b)),
+        Json::Null => Literal::Null,
+        Json::Bool(b) => Literal::Bool(*b),
         Json::Number(n) => match n.as_i64() {
-            Some(i) => quote!(#path::Int(#i)),
-            None => {
-                let f = n.as_f64().unwrap_or_default();
-                quote!(#path::Float(#f))
-            }
+            Some(i) => Literal::Int(i),
+            None => Literal::Float(n.as_f64().unwrap_or_default()),
         },
-        Json::String(s) => quote!(#path::String(#s)),
-        Json::Array(items) => {
-            let items = items.iter().map(json_literal);
-            quote!(#path::List(&[#(#items),*]))
-        }
-        Json::Object(entries) => {
-            let entries = entries.iter().map(|(key, value)| {
-                let value = json_literal(value);
-                quote!((#key, #value))
-            });
-            quote!(#path::Map(&[#(#entries),*]))
-        }
+        Json::String(s) => Literal::String(s.clone()),
+        Json::Array(items) => Literal::List(items.iter().map(json_literal).collect()),
+        Json::Object(entries) => Literal::Map(
+            entries
+                .iter()
+                .map(|(key, value)| (key.clone(), json_literal(value)))
+                .collect(),
+        ),
     }
 }
 
 /// `enum = [...]`.
-fn parse_literals(arg: &Arg, errors: &mut Errors) -> Option<TokenStream> {
+fn parse_literals(arg: &Arg, errors: &mut Errors) -> Option<Vec<Literal>> {
     match arg.any(errors)? {
-        args::Value::List(items, _) => {
-            let items = items.iter().map(literal);
-            Some(quote!(&[#(#items),*]))
-        }
+        args::Value::List(items, _) => Some(items.iter().map(literal).collect()),
         other => {
             errors.push(
                 other.span(),
@@ -460,7 +561,7 @@ fn parse_pattern(pattern: &LitStr, errors: &mut Errors) -> Option<String> {
     }
 }
 
-fn parse_json(json: &LitStr, errors: &mut Errors) -> Option<TokenStream> {
+fn parse_json(json: &LitStr, errors: &mut Errors) -> Option<Literal> {
     let text = json.value();
     if text.trim_start().starts_with("ref(") {
         errors.push(
@@ -496,7 +597,7 @@ const EXTERNAL_DOCS: &[Argument<ExternalDocs>] = &[
     }),
 ];
 
-fn parse_external_docs(arg: &Arg, args: &[Arg], errors: &mut Errors) -> Option<TokenStream> {
+fn parse_external_docs(arg: &Arg, args: &[Arg], errors: &mut Errors) -> Option<Docs> {
     let mut docs = ExternalDocs::default();
     let mentioned = args::read(args, EXTERNAL_DOCS, "external_docs", &mut docs, errors);
     let Some(url) = docs.url else {
@@ -521,12 +622,15 @@ fn parse_external_docs(arg: &Arg, args: &[Arg], errors: &mut Errors) -> Option<T
         return None;
     }
     let description = docs.description.map(|d| d.value()).unwrap_or_default();
-    Some(quote!(::kubebuilder::schema::Docs { url: #text, description: #description }))
+    Some(Docs {
+        url: text,
+        description,
+    })
 }
 
-/// The arguments of `x_validation(...)`.
+/// The arguments of `x_validation(...)` as read, `rule` not yet required.
 #[derive(Default)]
-struct Rule {
+struct RuleArgs {
     rule: Option<String>,
     message: Option<String>,
     message_expression: Option<String>,
@@ -535,23 +639,23 @@ struct Rule {
     optional_old_self: Option<bool>,
 }
 
-const RULE: &[Argument<Rule>] = &[
-    Argument::once("rule", |arg, rule: &mut Rule, errors| {
+const RULE: &[Argument<RuleArgs>] = &[
+    Argument::once("rule", |arg, rule: &mut RuleArgs, errors| {
         rule.rule = text(arg, errors)
     }),
-    Argument::once("message", |arg, rule: &mut Rule, errors| {
+    Argument::once("message", |arg, rule: &mut RuleArgs, errors| {
         rule.message = text(arg, errors)
     }),
-    Argument::once("message_expression", |arg, rule: &mut Rule, errors| {
+    Argument::once("message_expression", |arg, rule: &mut RuleArgs, errors| {
         rule.message_expression = text(arg, errors)
     }),
-    Argument::once("reason", |arg, rule: &mut Rule, errors| {
+    Argument::once("reason", |arg, rule: &mut RuleArgs, errors| {
         rule.reason = reason(arg, errors)
     }),
-    Argument::once("field_path", |arg, rule: &mut Rule, errors| {
+    Argument::once("field_path", |arg, rule: &mut RuleArgs, errors| {
         rule.field_path = text(arg, errors)
     }),
-    Argument::once("optional_old_self", |arg, rule: &mut Rule, errors| {
+    Argument::once("optional_old_self", |arg, rule: &mut RuleArgs, errors| {
         rule.optional_old_self = arg.boolean(errors)
     }),
 ];
@@ -581,28 +685,23 @@ fn reason(arg: &Arg, errors: &mut Errors) -> Option<String> {
     None
 }
 
-fn parse_rule(arg: &Arg, args: &[Arg], errors: &mut Errors) -> Option<TokenStream> {
-    let mut rule = Rule::default();
-    let mentioned = args::read(args, RULE, "x_validation", &mut rule, errors);
-    let Some(text) = rule.rule else {
+fn parse_rule(arg: &Arg, args: &[Arg], errors: &mut Errors) -> Option<Rule> {
+    let mut read = RuleArgs::default();
+    let mentioned = args::read(args, RULE, "x_validation", &mut read, errors);
+    let Some(rule) = read.rule else {
         if !mentioned.contains(&"rule") {
             errors.push(arg.span(), "`x_validation` needs `rule = \"...\"`");
         }
         return None;
     };
-    let message = optional(rule.message.as_ref());
-    let message_expression = optional(rule.message_expression.as_ref());
-    let reason = optional(rule.reason.as_ref());
-    let field_path = optional(rule.field_path.as_ref());
-    let optional_old_self = optional(rule.optional_old_self);
-    Some(quote!(::kubebuilder::schema::Rule {
-        rule: #text,
-        message: #message,
-        message_expression: #message_expression,
-        reason: #reason,
-        field_path: #field_path,
-        optional_old_self: #optional_old_self,
-    }))
+    Some(Rule {
+        rule,
+        message: read.message,
+        message_expression: read.message_expression,
+        reason: read.reason,
+        field_path: read.field_path,
+        optional_old_self: read.optional_old_self,
+    })
 }
 
 fn one_of_fields(arg: &Arg, errors: &mut Errors) -> Option<Vec<String>> {

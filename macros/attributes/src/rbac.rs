@@ -1,10 +1,10 @@
 //! `#[kubebuilder::rbac(...)]` (controller-gen's `+kubebuilder:rbac`): parse the arguments,
 //! validate them into a [`Rule`], generate its link-time registration.
 //!
-//! Registration uses `inventory` rather than scanning sources with syn: the CRD attributes
-//! register the same way, a rule exists exactly when the code declaring it compiles (no
-//! second parser that could disagree with rustc about `cfg`s or modules), and
-//! `cargo xtask manifests` only has to link the crates to see their rules.
+//! Registration uses `inventory`: the CRD attributes register the same way, and a rule
+//! exists exactly when the code declaring it compiles. `cargo xtask manifests` reads the
+//! sources first ([`read`], the same parser), and builds the registrations wherever its
+//! reading of `cfg`s, modules or types could disagree with rustc's.
 
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -81,18 +81,38 @@ const ARGUMENTS: &[Argument<Args>] = &[
 
 /// One validated rule, as `kubebuilder::rbac::Rule` will hold it (`core` is rewritten
 /// when the rules are normalised, as controller-gen does).
-struct Rule {
-    groups: Vec<String>,
-    resources: Vec<String>,
-    resource_names: Vec<String>,
-    urls: Vec<String>,
-    verbs: Vec<String>,
-    namespace: Option<String>,
-    role_name: Option<String>,
+#[allow(
+    missing_docs,
+    reason = "the fields of kubebuilder::rbac::Rule, documented there"
+)]
+pub struct Rule {
+    pub groups: Vec<String>,
+    pub resources: Vec<String>,
+    pub resource_names: Vec<String>,
+    pub urls: Vec<String>,
+    pub verbs: Vec<String>,
+    pub namespace: Option<String>,
+    pub role_name: Option<String>,
 }
 
 /// Entry point of `#[kubebuilder::rbac(...)]`.
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
+    match read(attr, &item) {
+        Ok(rule) => {
+            let registration = generate(&rule);
+            quote! { #item #registration }
+        }
+        Err(errors) => {
+            // The item stays as written, so code using the type compiles and the rule's
+            // mistakes are the only messages.
+            let errors = errors.to_compile_errors();
+            quote! { #item #errors }
+        }
+    }
+}
+
+/// Reads `#[kubebuilder::rbac(attr)]` on `item` into its rule, or every mistake found.
+pub fn read(attr: TokenStream, item: &TokenStream) -> Result<Rule, Errors> {
     let mut errors = Errors::default();
     match syn::parse2::<Item>(item.clone()) {
         Ok(parsed) if type_ident(&parsed).is_some() => {}
@@ -110,14 +130,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut read = Args::default();
     read.mentioned = args::read(&args, ARGUMENTS, "", &mut read, &mut errors);
     let rule = validate(read, &mut errors);
-    if !errors.is_empty() {
-        // The item stays as written, so code using the type compiles and the rule's
-        // mistakes are the only messages.
-        let errors = errors.to_compile_errors();
-        return quote! { #item #errors };
-    }
-    let registration = generate(&rule);
-    quote! { #item #registration }
+    errors.into_result(rule)
 }
 
 impl Args {

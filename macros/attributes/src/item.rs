@@ -21,9 +21,13 @@ use serde_attrs::{Container, camel_case, serde_options};
 
 /// A parsed API type.
 pub struct ApiType {
+    /// The type's name.
     pub ident: Ident,
+    /// Its doc comment, as the schema's description.
     pub doc: String,
+    /// Its type-level markers.
     pub markers: Markers,
+    /// What kind of schema it has.
     pub shape: Kind,
     /// The item as written, minus our field attributes.
     item: Item,
@@ -34,8 +38,11 @@ pub struct ApiType {
     root: bool,
 }
 
+/// The kinds of API types, by the schema each gets.
 pub enum Kind {
+    /// A struct with named fields: an object.
     Struct(Vec<Field>),
+    /// A newtype: its field's schema, under the type's name.
     Newtype(Box<Field>),
     /// A unit enum: a string enum of its variants.
     Enum(Vec<String>),
@@ -47,45 +54,66 @@ pub enum Kind {
 
 /// How serde writes an enum with data.
 pub enum Tagging {
+    /// serde's default: `{"<variant>": value}`.
     External,
+    /// `#[serde(tag = "...")]`: the variant's name under this key, beside its fields.
     Internal(String),
+    /// `#[serde(untagged)]`: the variant's value alone.
     Untagged,
 }
 
+/// An enum with data.
 pub struct Union {
+    /// How serde writes the variant.
     pub tagging: Tagging,
+    /// The variants, in order.
     pub variants: Vec<Variant>,
 }
 
+/// A variant of an enum with data.
 pub struct Variant {
     /// The name serde writes.
     pub name: String,
+    /// Its doc comment.
     pub doc: String,
+    /// What it holds.
     pub fields: VariantFields,
+    /// Where it was written.
     pub span: Span,
 }
 
+/// What a variant holds.
 pub enum VariantFields {
+    /// Nothing.
     Unit,
+    /// One unnamed field.
     Newtype(Box<Field>),
+    /// Named fields.
     Struct(Vec<Field>),
 }
 
+/// A field of a struct or of a variant.
 pub struct Field {
+    /// The Rust type, as written.
     pub ty: syn::Type,
+    /// The name serde writes.
     pub json_name: String,
+    /// Its doc comment.
     pub doc: String,
+    /// Its markers.
     pub markers: Markers,
     /// `#[serde(flatten)]`.
     pub inline: bool,
+    /// The type is an `Option`.
     pub is_option: bool,
     /// `Vec<u8>` written out in the type, which the base64 adapter encodes.
     pub has_bytes: bool,
     /// The user's serde attributes already decide defaulting, skipping or encoding.
-    serde_handles_absence: bool,
+    pub serde_handles_absence: bool,
 }
 
 impl Field {
+    /// Listed in its object's `required`.
     pub fn required(&self) -> bool {
         self.markers.is_required(!self.is_option && !self.inline)
     }
@@ -93,20 +121,39 @@ impl Field {
 
 /// Entry point of `#[kubebuilder::schema(...)]`.
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let mut errors = Errors::default();
-    let args = args::parse(attr).unwrap_or_else(|error| {
-        errors.extend(error);
-        Vec::new()
-    });
-    let type_markers = markers::parse(&args, Place::Type, &mut errors);
     let item = match syn::parse2::<Item>(item) {
         Ok(item) => item,
         Err(error) => return error.to_compile_error(),
     };
-    match parse(item, type_markers, &mut errors) {
+    let mut errors = Errors::default();
+    match parse_attribute(attr, item, &mut errors) {
         Ok(api_type) => api_type.generate(&errors),
         Err(item) => unusable(*item, &errors),
     }
+}
+
+/// Reads `#[kubebuilder::schema(attr)]` on `item` (without that attribute) into its API
+/// type, or every mistake found.
+pub fn read(attr: TokenStream, item: Item) -> Result<ApiType, Errors> {
+    let mut errors = Errors::default();
+    match parse_attribute(attr, item, &mut errors) {
+        Ok(api_type) => errors.into_result(api_type),
+        Err(_) => Err(errors),
+    }
+}
+
+/// The attribute's type-level markers, then the item.
+fn parse_attribute(
+    attr: TokenStream,
+    item: Item,
+    errors: &mut Errors,
+) -> Result<ApiType, Box<Item>> {
+    let args = args::parse(attr).unwrap_or_else(|error| {
+        errors.extend(error);
+        Vec::new()
+    });
+    let type_markers = markers::parse(&args, Place::Type, errors);
+    parse(item, type_markers, errors)
 }
 
 /// The errors and the item as written (minus our field attributes), for an item that

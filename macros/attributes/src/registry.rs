@@ -84,7 +84,7 @@ fn spelled() -> BTreeSet<Registered> {
 
 /// The rows `| M<n> | `+marker` | target | reason |` of DIFFERENCES.md.
 fn excused() -> Vec<(String, Registered)> {
-    include_str!("../tests/conformance/DIFFERENCES.md")
+    include_str!("../../tests/conformance/DIFFERENCES.md")
         .lines()
         .filter_map(|line| {
             let cells: Vec<&str> = line
@@ -148,7 +148,7 @@ fn every_controller_gen_crd_marker_has_a_rust_spelling_or_a_listed_reason() {
 /// The README's marker tables list every controller-gen marker we spell.
 #[test]
 fn the_readme_lists_every_spelled_marker() {
-    let readme = include_str!("../../README.md");
+    let readme = include_str!("../../../README.md");
     let missing: Vec<String> = spelled()
         .into_iter()
         .map(|(name, _)| name)

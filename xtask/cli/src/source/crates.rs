@@ -1,0 +1,296 @@
+//! Which crates to read: the path dependencies of the project's declarations binary, found
+//! in the manifests; and the check that no other crate it links could register
+//! declarations (every crate that does depends on the `kubebuilder` crate).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use toml::{Table, Value};
+
+use super::{Crate, Unread, unread};
+use crate::manifests::DECLARATIONS_PACKAGE;
+
+/// kubebuilder for Rust's own crates: they declare nothing, so the declarations binary may
+/// link them whatever they depend on.
+const FRAMEWORK: &[&str] = &[
+    "kubebuilder",
+    "kubebuilder-attributes",
+    "kubebuilder-cli",
+    "kubebuilder-envtest",
+    "kubebuilder-macros",
+    "kubebuilder-markers",
+    "kubebuilder-plural",
+    "kubebuilder-runtime",
+];
+
+/// The crate whose attributes declare: a crate depending on it may register.
+const FACADE: &str = "kubebuilder";
+
+/// The crates the declarations binary of the workspace at `root` links for their
+/// declarations, with what their sources call their dependencies.
+pub fn declarations_crates(root: &Path) -> Result<Vec<Crate>, Unread> {
+    let workspace = Manifest::read(&root.join("Cargo.toml"))?;
+    let binary_dir = workspace.member(root, DECLARATIONS_PACKAGE)?;
+    let binary = Manifest::read(&binary_dir.join("Cargo.toml"))?;
+    let mut crates = Vec::new();
+    let mut manifests = vec![workspace.path.clone(), binary.path.clone()];
+    for dependency in binary.dependencies(&binary_dir, &workspace, root)? {
+        if FRAMEWORK.contains(&dependency.package.as_str()) {
+            continue;
+        }
+        let Some(dir) = dependency.path else {
+            return unread!(
+                "{DECLARATIONS_PACKAGE} depends on {}, which is not a path dependency",
+                dependency.package
+            );
+        };
+        let manifest = Manifest::read(&dir.join("Cargo.toml"))?;
+        crates.push(manifest.library(&dir, &workspace, root)?);
+        manifests.push(manifest.path);
+    }
+    check_lock(root, &crates, &manifests)?;
+    Ok(crates)
+}
+
+/// A `Cargo.toml`.
+struct Manifest {
+    path: PathBuf,
+    table: Table,
+}
+
+/// A dependency as a manifest declares it.
+struct Dependency {
+    /// The name the depending crate's sources use (`k8s_openapi`).
+    name: String,
+    /// The package (`k8s-openapi`).
+    package: String,
+    /// Its directory, for a path dependency.
+    path: Option<PathBuf>,
+}
+
+impl Manifest {
+    fn read(path: &Path) -> Result<Manifest, Unread> {
+        let text = match fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(error) => return unread!("reading {}: {error}", path.display()),
+        };
+        match text.parse::<Table>() {
+            Ok(table) => Ok(Manifest {
+                path: path.to_owned(),
+                table,
+            }),
+            Err(error) => unread!("{} is not TOML: {error}", path.display()),
+        }
+    }
+
+    fn get(&self, dotted: &str) -> Option<&Value> {
+        let mut parts = dotted.split('.');
+        let first = self.table.get(parts.next()?)?;
+        parts.try_fold(first, |value, part| value.get(part))
+    }
+
+    fn str(&self, dotted: &str) -> Option<&str> {
+        self.get(dotted).and_then(Value::as_str)
+    }
+
+    /// The directory of the workspace member named `package`.
+    fn member(&self, root: &Path, package: &str) -> Result<PathBuf, Unread> {
+        let members = self
+            .get("workspace.members")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str);
+        for member in members {
+            for dir in expand_member(root, member)? {
+                let Ok(manifest) = Manifest::read(&dir.join("Cargo.toml")) else {
+                    continue;
+                };
+                if manifest.str("package.name") == Some(package) {
+                    return Ok(dir);
+                }
+            }
+        }
+        unread!("the workspace has no package {package}")
+    }
+
+    /// The normal dependencies (those of every target included), `dir` being this
+    /// manifest's directory.
+    fn dependencies(
+        &self,
+        dir: &Path,
+        workspace: &Manifest,
+        root: &Path,
+    ) -> Result<Vec<Dependency>, Unread> {
+        let mut tables = vec![self.get("dependencies")];
+        if let Some(targets) = self.get("target").and_then(Value::as_table) {
+            tables.extend(targets.values().map(|target| target.get("dependencies")));
+        }
+        let mut dependencies = Vec::new();
+        for table in tables.into_iter().flatten() {
+            let Some(table) = table.as_table() else {
+                return unread!("{}: a dependency table is not a table", self.path.display());
+            };
+            for (key, spec) in table {
+                dependencies.push(dependency(key, spec, dir, workspace, root)?);
+            }
+        }
+        Ok(dependencies)
+    }
+
+    /// The library of the package at `dir` as a crate to read.
+    fn library(&self, dir: &Path, workspace: &Manifest, root: &Path) -> Result<Crate, Unread> {
+        let Some(package) = self.str("package.name") else {
+            return unread!("{} names no package", self.path.display());
+        };
+        if self.get("lib.proc-macro").and_then(Value::as_bool) == Some(true) {
+            return unread!("{package} is a proc-macro crate");
+        }
+        let name = self
+            .str("lib.name")
+            .map_or_else(|| package.replace('-', "_"), str::to_owned);
+        let root_file = dir.join(self.str("lib.path").unwrap_or("src/lib.rs"));
+        let externs = self
+            .dependencies(dir, workspace, root)?
+            .into_iter()
+            .map(|dependency| (dependency.name, dependency.package.replace('-', "_")))
+            .collect();
+        Ok(Crate {
+            name,
+            root: root_file,
+            externs,
+        })
+    }
+}
+
+/// One `[dependencies]` entry; `workspace = true` takes the workspace's.
+fn dependency(
+    key: &str,
+    spec: &Value,
+    dir: &Path,
+    workspace: &Manifest,
+    root: &Path,
+) -> Result<Dependency, Unread> {
+    let inherited = spec.get("workspace").and_then(Value::as_bool) == Some(true);
+    let (spec, base) = if inherited {
+        match workspace
+            .get("workspace.dependencies")
+            .and_then(|d| d.get(key))
+        {
+            Some(spec) => (spec, root),
+            None => return unread!("{key} has no entry in [workspace.dependencies]"),
+        }
+    } else {
+        (spec, dir)
+    };
+    let package = spec
+        .get("package")
+        .and_then(Value::as_str)
+        .unwrap_or(key)
+        .to_owned();
+    Ok(Dependency {
+        name: key.replace('-', "_"),
+        package,
+        path: spec
+            .get("path")
+            .and_then(Value::as_str)
+            .map(|path| base.join(path)),
+    })
+}
+
+/// A `workspace.members` entry: a directory, or a glob whose last part is `*`.
+fn expand_member(root: &Path, member: &str) -> Result<Vec<PathBuf>, Unread> {
+    let Some(parent) = member.strip_suffix("/*") else {
+        if member.contains(['*', '?', '[']) {
+            return unread!("the workspace member pattern {member} is not `dir` or `dir/*`");
+        }
+        return Ok(vec![root.join(member)]);
+    };
+    let Ok(entries) = fs::read_dir(root.join(parent)) else {
+        return Ok(Vec::new());
+    };
+    let mut dirs: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| path.is_dir())
+        .collect();
+    dirs.sort();
+    Ok(dirs)
+}
+
+/// Every crate the declarations binary may link (by `Cargo.lock`, which lists more: the
+/// dev-dependencies too) that depends on the `kubebuilder` crate is one read here or one of
+/// kubebuilder for Rust's own; and the lock file is newer than the manifests, so a
+/// dependency added since is in it.
+fn check_lock(root: &Path, crates: &[Crate], manifests: &[PathBuf]) -> Result<(), Unread> {
+    let lock_path = root.join("Cargo.lock");
+    let lock_time = modified(&lock_path)?;
+    for manifest in manifests {
+        if modified(manifest)? > lock_time {
+            return unread!(
+                "{} changed since Cargo.lock was written",
+                manifest.display()
+            );
+        }
+    }
+    let lock = Manifest::read(&lock_path)?;
+    let graph = lock_graph(&lock);
+    let read: BTreeSet<String> = crates.iter().map(|c| c.name.replace('_', "-")).collect();
+    let mut seen = BTreeSet::new();
+    let mut pending = vec![DECLARATIONS_PACKAGE.to_owned()];
+    while let Some(package) = pending.pop() {
+        if !seen.insert(package.clone()) {
+            continue;
+        }
+        let dependencies = graph.get(&package).map(Vec::as_slice).unwrap_or_default();
+        let registers = dependencies.iter().any(|d| d == FACADE);
+        let known = package == DECLARATIONS_PACKAGE
+            || FRAMEWORK.contains(&package.as_str())
+            || read.contains(&package);
+        if registers && !known {
+            return unread!(
+                "{package} depends on {FACADE}, so it may declare what only a build sees"
+            );
+        }
+        pending.extend(dependencies.iter().cloned());
+    }
+    Ok(())
+}
+
+/// Each locked package's dependencies, by name.
+fn lock_graph(lock: &Manifest) -> BTreeMap<String, Vec<String>> {
+    let packages = lock
+        .get("package")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten();
+    let mut graph: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for package in packages {
+        let Some(name) = package.get("name").and_then(Value::as_str) else {
+            continue;
+        };
+        // An entry is `name`, or `name version` when several versions are locked.
+        let dependencies = package
+            .get("dependencies")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .filter_map(|entry| entry.split(' ').next())
+            .map(str::to_owned);
+        graph
+            .entry(name.to_owned())
+            .or_default()
+            .extend(dependencies);
+    }
+    graph
+}
+
+fn modified(path: &Path) -> Result<SystemTime, Unread> {
+    match fs::metadata(path).and_then(|metadata| metadata.modified()) {
+        Ok(time) => Ok(time),
+        Err(error) => unread!("{}: {error}", path.display()),
+    }
+}

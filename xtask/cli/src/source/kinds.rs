@@ -1,0 +1,538 @@
+//! Every attribute of the crates read, parsed by the macros' parsers, and what the
+//! registrations they generate would hold: the CRD versions (as `kubebuilder-attributes`'
+//! `resource/generate.rs` builds `CustomResource::VERSION`, checks included), the RBAC
+//! rules, the webhooks and their configurations.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
+use kubebuilder::crd::{self, PrinterColumn, Scale, Spec, Version};
+use kubebuilder::declarations::Declarations;
+use kubebuilder::schema::{self, Shape};
+use kubebuilder::{rbac, webhook};
+use kubebuilder_attributes::item::ApiType;
+use kubebuilder_attributes::resource::{self, KindNames, SpecKind};
+use kubebuilder_attributes::{Errors, item};
+use quote::ToTokens;
+use syn::{Attribute, Item};
+
+use super::modules::{ModuleId, Sources, is_ours, item_attributes};
+use super::names::{Names, Resolved};
+use super::types::{Types, check_markers, leak, leak_shape, leak_slice, refused, render};
+use super::{Unread, unread};
+
+/// Outer attributes an API type may carry beside ours: none of them changes the item
+/// before the attribute macro reads it.
+const INERT: &[&str] = &[
+    "doc",
+    "derive",
+    "serde",
+    "allow",
+    "expect",
+    "warn",
+    "deny",
+    "non_exhaustive",
+    "must_use",
+    "deprecated",
+    "default",
+];
+
+/// A `#[kubebuilder::resource]`: its module, its arguments and its spec's name.
+struct FoundKind {
+    module: ModuleId,
+    resource: resource::Resource,
+    kind: syn::Ident,
+    spec: String,
+}
+
+/// What the attributes of the crates read declare.
+pub struct Found<'s> {
+    sources: &'s Sources,
+    api_types: BTreeMap<(ModuleId, String), ApiType>,
+    kinds: Vec<FoundKind>,
+    rules: Vec<kubebuilder_attributes::rbac::Rule>,
+    webhooks: Vec<kubebuilder_attributes::webhook::Webhook>,
+    configurations: Vec<kubebuilder_attributes::webhook::Configuration>,
+}
+
+impl<'s> Found<'s> {
+    /// Reads every attribute of every module.
+    pub fn collect(sources: &'s Sources) -> Result<Found<'s>, Unread> {
+        let mut found = Found {
+            sources,
+            api_types: BTreeMap::new(),
+            kinds: Vec::new(),
+            rules: Vec::new(),
+            webhooks: Vec::new(),
+            configurations: Vec::new(),
+        };
+        for (module, contents) in sources.modules.iter().enumerate() {
+            for item in &contents.items {
+                found.item(module, item).map_err(|Unread(reason)| {
+                    Unread(format!("{}: {reason}", contents.file.display()))
+                })?;
+            }
+        }
+        Ok(found)
+    }
+
+    /// The attributes of one module-level item, each read as the macro it names.
+    fn item(&mut self, module: ModuleId, item: &Item) -> Result<(), Unread> {
+        let attrs = item_attributes(item);
+        let mut declares_type = false;
+        for (at, attr) in attrs.iter().enumerate() {
+            if !is_ours(attr.path()) {
+                continue;
+            }
+            let args = arguments(attr);
+            let seen = as_expanded(item, at);
+            let name = attr.path().segments.last().map(|s| s.ident.to_string());
+            match name.as_deref() {
+                _ if attr.path().segments.len() != 2 => {
+                    return unread!("`#[{}]` on an item", attr.path().to_token_stream());
+                }
+                Some("resource") if !declares_type => {
+                    declares_type = true;
+                    let kind = errors(resource::read(args, seen))?;
+                    let spec = kind.spec.ident.to_string();
+                    self.add_api_type(module, kind.spec)?;
+                    self.kinds.push(FoundKind {
+                        module,
+                        resource: kind.resource,
+                        kind: kind.kind,
+                        spec,
+                    });
+                }
+                Some("schema") if !declares_type => {
+                    declares_type = true;
+                    self.add_api_type(module, errors(item::read(args, seen))?)?;
+                }
+                Some("rbac") => {
+                    let rule = kubebuilder_attributes::rbac::read(args, &seen.to_token_stream());
+                    self.rules.push(errors(rule)?);
+                }
+                Some("webhook") => {
+                    let read = kubebuilder_attributes::webhook::read(args, &seen.to_token_stream());
+                    self.webhooks.push(errors(read)?.1);
+                }
+                Some("webhook_configuration") => {
+                    let read = kubebuilder_attributes::webhook::read_configuration(args);
+                    self.configurations.push(errors(read)?);
+                }
+                _ => return unread!("`#[{}]` here", attr.path().to_token_stream()),
+            }
+        }
+        if declares_type {
+            check_inert(attrs)?;
+            if has_variant_attributes(item) {
+                return unread!("`#[kubebuilder(...)]` on an enum variant");
+            }
+        } else if has_field_attributes(item) {
+            return unread!("`#[kubebuilder(...)]` in a type without `#[kubebuilder::schema]`");
+        }
+        Ok(())
+    }
+
+    fn add_api_type(&mut self, module: ModuleId, api_type: ApiType) -> Result<(), Unread> {
+        let name = api_type.ident.to_string();
+        if self
+            .api_types
+            .insert((module, name.clone()), api_type)
+            .is_some()
+        {
+            return unread!("`{name}` is declared twice");
+        }
+        Ok(())
+    }
+
+    /// Evaluates every API type (their checks run whether a kind uses them or not) and
+    /// every kind, and renders what they declare.
+    pub fn declarations(&self, options: &crd::Options) -> Result<Declarations, Unread> {
+        let kind_names: Vec<(ModuleId, String)> = self
+            .kinds
+            .iter()
+            .map(|k| (k.module, k.kind.to_string()))
+            .collect();
+        let names = Names::new(self.sources, &kind_names);
+        let types = Types::new(self.sources, &names, &self.api_types);
+        for (module, name) in self.api_types.keys() {
+            types.api_type(*module, name)?;
+        }
+        let mut versions = Vec::new();
+        for kind in &self.kinds {
+            let version = Versions {
+                found: self,
+                names: &names,
+                types: &types,
+            }
+            .version(kind)?;
+            if !self.sources.modules[kind.module].skipped {
+                versions.push(version);
+            }
+        }
+        let versions: Vec<&Version> = versions.iter().collect();
+        let crds = crd::merge_all(&versions, options).map_err(|errors| {
+            let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
+            Unread(errors.join("; "))
+        })?;
+        let rules: Vec<rbac::Rule> = self.rules.iter().map(rule).collect();
+        let webhooks: Vec<webhook::Webhook> = self.webhooks.iter().map(webhook).collect();
+        let configurations: Vec<webhook::Configuration> = self
+            .configurations
+            .iter()
+            .map(|c| webhook::Configuration {
+                mutating: c.mutating,
+                name: leak(&c.name),
+            })
+            .collect();
+        Ok(Declarations {
+            crds,
+            roles: rbac::roles(&rules, rbac::DEFAULT_ROLE_NAME),
+            webhooks: webhook::manifests(&webhooks, &configurations)
+                .map_err(|error| Unread(error.to_string()))?,
+        })
+    }
+}
+
+/// The versions of the kinds found.
+struct Versions<'f, 's> {
+    found: &'f Found<'s>,
+    names: &'f Names<'f>,
+    types: &'f Types<'f>,
+}
+
+impl Versions<'_, '_> {
+    /// `CustomResource::VERSION` as `resource/generate.rs` writes it, after its checks.
+    fn version(&self, found: &FoundKind) -> Result<Version, Unread> {
+        let resource = &found.resource;
+        let spec_type = &self.found.api_types[&(found.module, found.spec.clone())];
+        let names = resource.names(&found.kind, &spec_type.doc);
+        let spec = self.types.api_type(found.module, &found.spec)?;
+        let status = match &resource.status {
+            Some(path) => Some(self.types.typed_path(found.module, path)?),
+            None => None,
+        };
+        self.checks(
+            found,
+            &names,
+            &spec.typed.shape,
+            status.as_ref().map(|s| s.shape),
+        )?;
+        let spec_node = schema::field(spec.typed.node.clone(), "", &[], &[]);
+        let spec_schema = match resource.spec {
+            SpecKind::Required => Spec::Required(spec_node),
+            SpecKind::Optional => Spec::Optional(spec_node),
+            SpecKind::None => Spec::TopLevel(spec.schema.clone()),
+        };
+        let status_schema = status.map(|status| schema::field(status.node, "", &[], &[]));
+        let (root_markers, _) = render(&resource.root_markers)?;
+        let root = crd::root_schema(&names.doc, spec_schema, status_schema, root_markers);
+        let hub = match &resource.hub {
+            Some(hub) => Some(leak(&self.hub(found, &hub.value)?.1.version)),
+            None => None,
+        };
+        Ok(Version {
+            group: leak(&names.group),
+            kind: leak(&names.kind),
+            name: leak(&names.version),
+            plural: leak(&names.plural),
+            singular: leak(&names.singular),
+            short_names: strings(&names.short_names),
+            categories: strings(&names.categories),
+            scope: leak(&names.scope),
+            storage: resource.storage,
+            served: !resource.unserved,
+            deprecated: resource
+                .deprecated
+                .as_ref()
+                .map(|warning| warning.as_ref().map(|w| leak(&w.value()))),
+            skip: resource.skip,
+            annotations: pairs(&resource.annotations),
+            labels: pairs(&resource.labels),
+            status_subresource: resource.status_subresource,
+            scale: resource.scale.as_ref().map(|scale| Scale {
+                spec_path: leak(&scale.spec_path.value()),
+                status_path: leak(&scale.status_path.value()),
+                selector_path: scale.selector_path.as_ref().map(|p| leak(&p.value())),
+            }),
+            printer_columns: leak_slice(
+                resource
+                    .printer_columns
+                    .iter()
+                    .map(|column| PrinterColumn {
+                        name: leak(&column.name.value()),
+                        type_: leak(&column.type_.value()),
+                        json_path: leak(&column.json_path.value()),
+                        description: column.description.as_ref().map(|d| leak(&d.value())),
+                        format: column.format.as_ref().map(|f| leak(&f.value())),
+                        priority: column.priority,
+                    })
+                    .collect(),
+            ),
+            selectable_fields: leak_slice(
+                resource
+                    .selectable_fields
+                    .iter()
+                    .map(|path| leak(&path.value()))
+                    .collect(),
+            ),
+            hub,
+            schema: Box::leak(Box::new(move || root.clone())),
+        })
+    }
+
+    /// The kind `hub` names, with its names.
+    fn hub(&self, found: &FoundKind, hub: &syn::Path) -> Result<(&FoundKind, KindNames), Unread> {
+        let Resolved::Kind(module, kind) = self.names.resolve(found.module, hub)? else {
+            return unread!("`hub` names no kind");
+        };
+        let Some(target) = self
+            .found
+            .kinds
+            .iter()
+            .find(|k| k.module == module && k.kind == kind)
+        else {
+            return unread!("`hub` names no kind");
+        };
+        let spec_doc = &self.found.api_types[&(target.module, target.spec.clone())].doc;
+        Ok((target, target.resource.names(&target.kind, spec_doc)))
+    }
+
+    /// The root markers' preconditions, the paths of the printer columns, selectable fields
+    /// and scale subresource, and the hub, as the generated `const`s check them.
+    fn checks(
+        &self,
+        found: &FoundKind,
+        names: &KindNames,
+        spec: &Shape,
+        status: Option<Shape>,
+    ) -> Result<(), Unread> {
+        let resource = &found.resource;
+        let root = self.root_shape(resource.spec, names, spec, status);
+        check_markers(&resource.root_markers, root)?;
+        let paths = resource
+            .printer_columns
+            .iter()
+            .map(|c| ("json_path", &c.json_path))
+            .chain(resource.selectable_fields.iter().map(|p| ("json_path", p)))
+            .chain(resource.scale.iter().flat_map(|scale| {
+                [
+                    Some(("spec_path", &scale.spec_path)),
+                    Some(("status_path", &scale.status_path)),
+                    scale.selector_path.as_ref().map(|p| ("selector_path", p)),
+                ]
+                .into_iter()
+                .flatten()
+            }));
+        for (what, path) in paths {
+            refused(schema::check_json_path(&root, what, &path.value()))?;
+        }
+        if let Some(hub) = &resource.hub {
+            let (target, target_names) = self.hub(found, &hub.value)?;
+            let hub = Version {
+                group: leak(&target_names.group),
+                kind: leak(&target_names.kind),
+                name: leak(&target_names.version),
+                storage: target.resource.storage,
+                ..placeholder()
+            };
+            refused(crd::check_hub(&hub, &names.group, &names.kind))?;
+        }
+        Ok(())
+    }
+
+    /// The root object's shape, for its paths and markers.
+    fn root_shape(
+        &self,
+        spec_kind: SpecKind,
+        names: &KindNames,
+        spec: &Shape,
+        status: Option<Shape>,
+    ) -> Shape {
+        let kind = leak(&names.kind);
+        let mut properties: Vec<(&'static str, &'static Shape)> = vec![
+            ("apiVersion", &crd::STRING_FIELD),
+            ("kind", &crd::STRING_FIELD),
+            ("metadata", &crd::OBJECT_META),
+        ];
+        if spec_kind == SpecKind::None {
+            return Shape {
+                union: leak_slice(vec![leak_shape(*spec)]),
+                ..crd::root_shape(kind, leak_slice(properties))
+            };
+        }
+        properties.push(("spec", leak_shape(*spec)));
+        if let Some(status) = status {
+            properties.push(("status", leak_shape(status)));
+        }
+        crd::root_shape(kind, leak_slice(properties))
+    }
+}
+
+/// A version holding only what [`crd::check_hub`] reads of a hub.
+fn placeholder() -> Version {
+    Version {
+        group: "",
+        kind: "",
+        name: "",
+        plural: "",
+        singular: "",
+        short_names: &[],
+        categories: &[],
+        scope: "",
+        storage: false,
+        served: true,
+        deprecated: None,
+        skip: false,
+        annotations: &[],
+        labels: &[],
+        status_subresource: false,
+        scale: None,
+        printer_columns: &[],
+        selectable_fields: &[],
+        hub: None,
+        schema: &JSONSchemaProps::default,
+    }
+}
+
+fn rule(rule: &kubebuilder_attributes::rbac::Rule) -> rbac::Rule {
+    rbac::Rule {
+        groups: strings(&rule.groups),
+        resources: strings(&rule.resources),
+        resource_names: strings(&rule.resource_names),
+        urls: strings(&rule.urls),
+        verbs: strings(&rule.verbs),
+        namespace: rule.namespace.as_deref().map(leak),
+        role_name: rule.role_name.as_deref().map(leak),
+    }
+}
+
+fn webhook(webhook: &kubebuilder_attributes::webhook::Webhook) -> webhook::Webhook {
+    webhook::Webhook {
+        name: leak(&webhook.name),
+        mutating: webhook.mutating,
+        path: webhook.path.as_deref().map(leak),
+        url: webhook.url.as_deref().map(leak),
+        failure_policy: webhook.failure_policy,
+        match_policy: webhook.match_policy,
+        side_effects: webhook.side_effects,
+        groups: strings(&webhook.groups),
+        resources: strings(&webhook.resources),
+        verbs: strings(&webhook.verbs),
+        versions: strings(&webhook.versions),
+        admission_review_versions: strings(&webhook.admission_review_versions),
+        reinvocation_policy: webhook.reinvocation_policy,
+        timeout_seconds: webhook.timeout_seconds,
+        service_name: webhook
+            .service_name
+            .as_deref()
+            .map_or(webhook::DEFAULT_SERVICE_NAME, leak),
+        service_namespace: webhook
+            .service_namespace
+            .as_deref()
+            .map_or(webhook::DEFAULT_SERVICE_NAMESPACE, leak),
+        service_port: webhook.service_port,
+    }
+}
+
+fn strings(values: &[String]) -> &'static [&'static str] {
+    leak_slice(values.iter().map(|v| leak(v)).collect())
+}
+
+fn pairs(values: &[(String, String)]) -> &'static [(&'static str, &'static str)] {
+    leak_slice(values.iter().map(|(k, v)| (leak(k), leak(v))).collect())
+}
+
+/// The tokens between an attribute's parentheses (none without them).
+fn arguments(attr: &Attribute) -> proc_macro2::TokenStream {
+    match &attr.meta {
+        syn::Meta::List(list) => list.tokens.clone(),
+        _ => proc_macro2::TokenStream::new(),
+    }
+}
+
+/// The item as the attribute macro at `at` receives it: without that attribute, and
+/// without the `kubebuilder` attributes before it (which expanded first and are gone).
+fn as_expanded(item: &Item, at: usize) -> Item {
+    let mut item = item.clone();
+    let attrs = match &mut item {
+        Item::Struct(i) => &mut i.attrs,
+        Item::Enum(i) => &mut i.attrs,
+        Item::Union(i) => &mut i.attrs,
+        Item::Fn(i) => &mut i.attrs,
+        Item::Const(i) => &mut i.attrs,
+        Item::Static(i) => &mut i.attrs,
+        Item::Impl(i) => &mut i.attrs,
+        Item::Trait(i) => &mut i.attrs,
+        Item::Type(i) => &mut i.attrs,
+        Item::Use(i) => &mut i.attrs,
+        _ => return item,
+    };
+    let mut index = 0;
+    attrs.retain(|attr| {
+        let keep = index > at || !is_ours(attr.path());
+        index += 1;
+        keep
+    });
+    item
+}
+
+/// The errors a macro reports: a build shows them.
+fn errors<T>(read: Result<T, Errors>) -> Result<T, Unread> {
+    read.map_err(|errors| {
+        Unread(format!(
+            "an attribute the macros refuse ({})",
+            errors.messages().join("; ")
+        ))
+    })
+}
+
+/// An API type carries no attribute that could change it before ours read it.
+fn check_inert(attrs: &[Attribute]) -> Result<(), Unread> {
+    for attr in attrs {
+        let path = attr.path();
+        let known = is_ours(path) || INERT.iter().any(|name| path.is_ident(name));
+        let literal_doc = !path.is_ident("doc")
+            || matches!(
+                &attr.meta,
+                syn::Meta::NameValue(syn::MetaNameValue {
+                    value: syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Str(_),
+                        ..
+                    }),
+                    ..
+                })
+            );
+        if !known || !literal_doc {
+            return unread!(
+                "`#[{}]` on an API type, which a build expands first",
+                path.to_token_stream()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// `#[kubebuilder(...)]` on a variant of the item (not on its fields).
+fn has_variant_attributes(item: &Item) -> bool {
+    match item {
+        Item::Enum(e) => e
+            .variants
+            .iter()
+            .any(|v| v.attrs.iter().any(|a| is_ours(a.path()))),
+        _ => false,
+    }
+}
+
+/// `#[kubebuilder(...)]` on a field or variant of the item.
+fn has_field_attributes(item: &Item) -> bool {
+    let ours = |attrs: &[Attribute]| attrs.iter().any(|a| is_ours(a.path()));
+    match item {
+        Item::Struct(s) => s.fields.iter().any(|f| ours(&f.attrs)),
+        Item::Enum(e) => e
+            .variants
+            .iter()
+            .any(|v| ours(&v.attrs) || v.fields.iter().any(|f| ours(&f.attrs))),
+        _ => false,
+    }
+}
