@@ -12,6 +12,7 @@ mod compare;
 mod constructs;
 mod controller_gen;
 mod fixtures;
+mod source;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

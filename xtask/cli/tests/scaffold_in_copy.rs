@@ -242,7 +242,9 @@ fn a_scaffolded_kind_is_reconciled_and_its_webhooks_are_called_by_the_apiserver(
     ];
     cargo_ok(copy, &["fmt", "--all", "--check"]);
     cargo_ok(copy, &clippy);
+    // As read from the sources, and as a build of the declarations binary has them.
     cargo_ok(copy, &["xtask", "manifests", "--check"]);
+    cargo_ok(copy, &["xtask", "manifests", "--check", "--build"]);
     cargo_ok(
         copy,
         &[

@@ -137,9 +137,9 @@ fn apply(plan: Plan) -> Result<()> {
     Ok(())
 }
 
-/// The project's own `cargo xtask manifests`: it links the new code, so it is built again.
+/// The project's own `cargo xtask manifests`, over the new code.
 fn regenerate_manifests(root: &Path) -> Result<()> {
-    eprintln!("xtask: cargo xtask manifests (builds the project with the new code)");
+    eprintln!("xtask: cargo xtask manifests");
     let status = crate::cargo()
         .current_dir(root)
         .args(["xtask", "manifests"])

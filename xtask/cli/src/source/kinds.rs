@@ -115,6 +115,8 @@ impl<'s> Found<'s> {
                     let read = kubebuilder_attributes::webhook::read(args, &seen.to_token_stream());
                     self.webhooks.push(errors(read)?.1);
                 }
+                // Read with the module tree.
+                Some("skip") if matches!(item, Item::Mod(_)) => {}
                 Some("webhook_configuration") => {
                     let read = kubebuilder_attributes::webhook::read_configuration(args);
                     self.configurations.push(errors(read)?);
@@ -337,8 +339,66 @@ impl Versions<'_, '_> {
                 ..placeholder()
             };
             refused(crd::check_hub(&hub, &names.group, &names.kind))?;
+            if !self.found.sources.modules[found.module].skipped && !self.converts(found, target)? {
+                return unread!(
+                    "{} names {} as its hub, and the sources hold no `impl Spoke<...> for {}`",
+                    found.kind,
+                    target.kind,
+                    found.kind
+                );
+            }
         }
         Ok(())
+    }
+
+    /// Whether a module of `found`'s crate implements `kubebuilder::conversion::Spoke<hub>`
+    /// for it, which its registration as a spoke needs.
+    fn converts(&self, found: &FoundKind, hub: &FoundKind) -> Result<bool, Unread> {
+        let sources = self.found.sources;
+        let krate = sources.modules[found.module].krate;
+        let kind_at = |module, ty: &syn::Type| -> Result<Option<Resolved>, Unread> {
+            match ty {
+                syn::Type::Path(path) if path.qself.is_none() => {
+                    self.names.resolve(module, &path.path).map(Some)
+                }
+                _ => Ok(None),
+            }
+        };
+        let spoke = Resolved::Kind(found.module, found.kind.to_string());
+        let hub = Resolved::Kind(hub.module, hub.kind.to_string());
+        for (module, contents) in sources.modules.iter().enumerate() {
+            if contents.krate != krate {
+                continue;
+            }
+            for item in &contents.items {
+                let Item::Impl(implementation) = item else {
+                    continue;
+                };
+                let Some((trait_path, _)) = &implementation.trait_ else {
+                    continue;
+                };
+                let Some(last) = trait_path.segments.last() else {
+                    continue;
+                };
+                if last.ident != "Spoke" {
+                    continue;
+                }
+                let is_spoke = self.names.resolve(module, trait_path)?
+                    == Resolved::External("kubebuilder::conversion::Spoke".to_owned());
+                let to_hub = match &last.arguments {
+                    syn::PathArguments::AngleBracketed(arguments) => match arguments.args.first() {
+                        Some(syn::GenericArgument::Type(ty)) => kind_at(module, ty)?,
+                        _ => None,
+                    },
+                    _ => None,
+                };
+                let of_spoke = kind_at(module, &implementation.self_ty)?;
+                if is_spoke && to_hub.as_ref() == Some(&hub) && of_spoke.as_ref() == Some(&spoke) {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
     }
 
     /// The root object's shape, for its paths and markers.

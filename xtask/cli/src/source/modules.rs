@@ -36,7 +36,7 @@ pub struct Module {
     pub file: PathBuf,
     /// Inside a `#[kubebuilder::skip]` module: its kinds register no version.
     pub skipped: bool,
-    /// The items, inline modules emptied (their items are in their own [`Module`]).
+    /// The items; a `mod` item without its contents, which are in its own [`Module`].
     pub items: Vec<Item>,
     /// The child modules by name.
     pub children: Vec<(String, ModuleId)>,
@@ -121,7 +121,16 @@ impl Sources {
                 _ => {}
             }
             match item {
-                Item::Mod(module) => {
+                Item::Mod(mut module) => {
+                    let items = module
+                        .content
+                        .as_mut()
+                        .map(|(_, items)| std::mem::take(items));
+                    // Its attributes stay among the items, read as any item's.
+                    kept.push(Item::Mod(module.clone()));
+                    if let (Some((_, contents)), Some(items)) = (module.content.as_mut(), items) {
+                        *contents = items;
+                    }
                     let child = self.child_module(location, id, &path, module, skipped)?;
                     let name = self.modules[child]
                         .path
