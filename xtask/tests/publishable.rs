@@ -9,19 +9,6 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The crates a user gets from crates.io.
-const FRAMEWORK_CRATES: &[&str] = &[
-    "cargo-kubebuilder",
-    "kubebuilder",
-    "kubebuilder-attributes",
-    "kubebuilder-cli",
-    "kubebuilder-envtest",
-    "kubebuilder-macros",
-    "kubebuilder-markers",
-    "kubebuilder-plural",
-    "kubebuilder-runtime",
-];
-
 /// This repository's own crates: the tutorial's API and controller, its xtask, and the
 /// binaries xtask runs that link the API (its declarations, the webhook benchmark).
 const PROJECT_CRATES: &[&str] = &[
@@ -78,7 +65,7 @@ fn forget_unpacked_framework_crates() {
             .flatten()
         {
             let name = unpacked.file_name().to_string_lossy().into_owned();
-            let is_framework_crate = FRAMEWORK_CRATES.iter().any(|krate| {
+            let is_framework_crate = kubebuilder_cli::FRAMEWORK_CRATES.iter().any(|krate| {
                 name.strip_prefix(krate)
                     .and_then(|rest| rest.strip_prefix('-'))
                     .is_some_and(|version| version.starts_with(|c: char| c.is_ascii_digit()))
@@ -104,7 +91,7 @@ fn every_framework_crate_builds_from_its_package() {
         package.args(["--exclude", excluded]);
     }
     let stderr = cargo_ok(&mut package);
-    for name in FRAMEWORK_CRATES {
+    for name in kubebuilder_cli::FRAMEWORK_CRATES {
         let verified = format!("Verifying {name} v");
         assert!(
             stderr.contains(&verified),
@@ -119,7 +106,7 @@ fn the_framework_crates_document_without_a_warning() {
     let mut doc = kubebuilder_cli::cargo();
     doc.args(["doc", "--no-deps", "--features", K8S_OPENAPI_FEATURE])
         .env("RUSTDOCFLAGS", "-D warnings");
-    for name in FRAMEWORK_CRATES {
+    for name in kubebuilder_cli::FRAMEWORK_CRATES {
         doc.args(["-p", name]);
     }
     cargo_ok(&mut doc);
@@ -147,7 +134,7 @@ fn every_crate_is_a_framework_or_a_project_crate() {
                 .unwrap();
             let publish = manifest.lines().any(|line| line == "publish = true");
             let listed = if publish {
-                FRAMEWORK_CRATES
+                kubebuilder_cli::FRAMEWORK_CRATES
             } else {
                 PROJECT_CRATES
             };
@@ -160,7 +147,7 @@ fn every_crate_is_a_framework_or_a_project_crate() {
         })
         .collect();
     names.sort();
-    let mut expected: Vec<String> = FRAMEWORK_CRATES
+    let mut expected: Vec<String> = kubebuilder_cli::FRAMEWORK_CRATES
         .iter()
         .chain(PROJECT_CRATES)
         .map(|name| (*name).to_owned())

@@ -440,7 +440,7 @@ impl ApiType {
     }
 
     /// Every field: of the struct, the newtype, or the enum's variants.
-    fn fields(&self) -> Vec<&Field> {
+    pub fn fields(&self) -> Vec<&Field> {
         match &self.shape {
             Kind::Struct(fields) => fields.iter().collect(),
             Kind::Newtype(field) => vec![field],

@@ -34,6 +34,19 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context as _, Result, bail};
 use clap::{Parser, Subcommand};
 
+/// kubebuilder for Rust's own crates, as a user gets them from crates.io.
+pub const FRAMEWORK_CRATES: &[&str] = &[
+    "cargo-kubebuilder",
+    "kubebuilder",
+    "kubebuilder-attributes",
+    "kubebuilder-cli",
+    "kubebuilder-envtest",
+    "kubebuilder-macros",
+    "kubebuilder-markers",
+    "kubebuilder-plural",
+    "kubebuilder-runtime",
+];
+
 /// The command line of a project's `cargo xtask` with no commands of its own.
 #[derive(Parser)]
 #[command(

@@ -10,20 +10,8 @@ use std::time::SystemTime;
 use toml::{Table, Value};
 
 use super::{Crate, Unread, unread};
+use crate::FRAMEWORK_CRATES;
 use crate::manifests::DECLARATIONS_PACKAGE;
-
-/// kubebuilder for Rust's own crates: they declare nothing, so the declarations binary may
-/// link them whatever they depend on.
-const FRAMEWORK: &[&str] = &[
-    "kubebuilder",
-    "kubebuilder-attributes",
-    "kubebuilder-cli",
-    "kubebuilder-envtest",
-    "kubebuilder-macros",
-    "kubebuilder-markers",
-    "kubebuilder-plural",
-    "kubebuilder-runtime",
-];
 
 /// The crate whose attributes declare: a crate depending on it may register.
 const FACADE: &str = "kubebuilder";
@@ -37,7 +25,7 @@ pub fn declarations_crates(root: &Path) -> Result<Vec<Crate>, Unread> {
     let mut crates = Vec::new();
     let mut manifests = vec![workspace.path.clone(), binary.path.clone()];
     for dependency in binary.dependencies(&binary_dir, &workspace, root)? {
-        if FRAMEWORK.contains(&dependency.package.as_str()) {
+        if FRAMEWORK_CRATES.contains(&dependency.package.as_str()) {
             continue;
         }
         let Some(dir) = dependency.path else {
@@ -222,7 +210,7 @@ fn expand_member(root: &Path, member: &str) -> Result<Vec<PathBuf>, Unread> {
 
 /// Every crate the declarations binary may link (by `Cargo.lock`, which lists more: the
 /// dev-dependencies too) that depends on the `kubebuilder` crate is one read here or one of
-/// kubebuilder for Rust's own; and the lock file is newer than the manifests, so a
+/// kubebuilder for Rust's own, which declare nothing; and the lock file is newer than the manifests, so a
 /// dependency added since is in it.
 fn check_lock(root: &Path, crates: &[Crate], manifests: &[PathBuf]) -> Result<(), Unread> {
     let lock_path = root.join("Cargo.lock");
@@ -247,7 +235,7 @@ fn check_lock(root: &Path, crates: &[Crate], manifests: &[PathBuf]) -> Result<()
         let dependencies = graph.get(&package).map(Vec::as_slice).unwrap_or_default();
         let registers = dependencies.iter().any(|d| d == FACADE);
         let known = package == DECLARATIONS_PACKAGE
-            || FRAMEWORK.contains(&package.as_str())
+            || FRAMEWORK_CRATES.contains(&package.as_str())
             || read.contains(&package);
         if registers && !known {
             return unread!(

@@ -5,7 +5,6 @@
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
 use kubebuilder::crd::{self, PrinterColumn, Scale, Spec, Version};
 use kubebuilder::declarations::Declarations;
 use kubebuilder::schema::{self, Shape};
@@ -80,6 +79,7 @@ impl<'s> Found<'s> {
     fn item(&mut self, module: ModuleId, item: &Item) -> Result<(), Unread> {
         let attrs = item_attributes(item);
         let mut declares_type = false;
+        let mut read_by_resource = false;
         for (at, attr) in attrs.iter().enumerate() {
             if !is_ours(attr.path()) {
                 continue;
@@ -93,6 +93,7 @@ impl<'s> Found<'s> {
                 }
                 Some("resource") if !declares_type => {
                     declares_type = true;
+                    read_by_resource = true;
                     let kind = errors(resource::read(args, seen))?;
                     let spec = kind.spec.ident.to_string();
                     self.add_api_type(module, kind.spec)?;
@@ -103,6 +104,8 @@ impl<'s> Found<'s> {
                         spec,
                     });
                 }
+                // The spec's type-level markers, which `resource` read.
+                Some("schema") if read_by_resource => {}
                 Some("schema") if !declares_type => {
                     declares_type = true;
                     self.add_api_type(module, errors(item::read(args, seen))?)?;
@@ -160,19 +163,26 @@ impl<'s> Found<'s> {
         for (module, name) in self.api_types.keys() {
             types.api_type(*module, name)?;
         }
-        let mut versions = Vec::new();
-        for kind in &self.kinds {
-            let version = Versions {
-                found: self,
-                names: &names,
-                types: &types,
-            }
-            .version(kind)?;
-            if !self.sources.modules[kind.module].skipped {
-                versions.push(version);
-            }
+        let versions = Versions {
+            found: self,
+            names: &names,
+            types: &types,
+        };
+        let all = self
+            .kinds
+            .iter()
+            .map(|kind| versions.version(kind))
+            .collect::<Result<Vec<_>, _>>()?;
+        for (kind, version) in self.kinds.iter().zip(&all) {
+            versions.check_hub(kind, version, &all)?;
         }
-        let versions: Vec<&Version> = versions.iter().collect();
+        let versions: Vec<&Version> = self
+            .kinds
+            .iter()
+            .zip(&all)
+            .filter(|(kind, _)| !self.sources.modules[kind.module].skipped)
+            .map(|(_, version)| version)
+            .collect();
         let crds = crd::merge_all(&versions, options).map_err(|errors| {
             let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
             Unread(errors.join("; "))
@@ -230,7 +240,11 @@ impl Versions<'_, '_> {
         let (root_markers, _) = render(&resource.root_markers)?;
         let root = crd::root_schema(&names.doc, spec_schema, status_schema, root_markers);
         let hub = match &resource.hub {
-            Some(hub) => Some(leak(&self.hub(found, &hub.value)?.1.version)),
+            Some(hub) => {
+                let target = &self.found.kinds[self.hub(found, &hub.value)?];
+                let spec_doc = &self.found.api_types[&(target.module, target.spec.clone())].doc;
+                Some(leak(&target.resource.names(&target.kind, spec_doc).version))
+            }
             None => None,
         };
         Ok(Version {
@@ -283,25 +297,55 @@ impl Versions<'_, '_> {
         })
     }
 
-    /// The kind `hub` names, with its names.
-    fn hub(&self, found: &FoundKind, hub: &syn::Path) -> Result<(&FoundKind, KindNames), Unread> {
+    /// The index of the kind `hub` names.
+    fn hub(&self, found: &FoundKind, hub: &syn::Path) -> Result<usize, Unread> {
         let Resolved::Kind(module, kind) = self.names.resolve(found.module, hub)? else {
             return unread!("`hub` names no kind");
         };
-        let Some(target) = self
+        match self
             .found
             .kinds
             .iter()
-            .find(|k| k.module == module && k.kind == kind)
-        else {
-            return unread!("`hub` names no kind");
-        };
-        let spec_doc = &self.found.api_types[&(target.module, target.spec.clone())].doc;
-        Ok((target, target.resource.names(&target.kind, spec_doc)))
+            .position(|k| k.module == module && k.kind == kind)
+        {
+            Some(index) => Ok(index),
+            None => unread!("`hub` names no kind"),
+        }
     }
 
-    /// The root markers' preconditions, the paths of the printer columns, selectable fields
-    /// and scale subresource, and the hub, as the generated `const`s check them.
+    /// A version naming a hub: the hub's checks (another version of the kind, the storage
+    /// one) and the conversion its registration as a spoke needs. `versions` are every
+    /// kind's, in order.
+    fn check_hub(
+        &self,
+        found: &FoundKind,
+        version: &Version,
+        versions: &[Version],
+    ) -> Result<(), Unread> {
+        let Some(hub) = &found.resource.hub else {
+            return Ok(());
+        };
+        let target = self.hub(found, &hub.value)?;
+        refused(crd::check_hub(
+            &versions[target],
+            version.group,
+            version.kind,
+        ))?;
+        let target = &self.found.kinds[target];
+        if !self.found.sources.modules[found.module].skipped && !self.converts(found, target)? {
+            return unread!(
+                "{} names {} as its hub, and the sources hold no `impl Spoke<...> for {}`",
+                found.kind,
+                target.kind,
+                found.kind
+            );
+        }
+        Ok(())
+    }
+
+    /// The root markers' preconditions and the paths of the printer columns, selectable
+    /// fields and scale subresource, as the generated `const`s check them (the hub's:
+    /// [`Versions::check_hub`]).
     fn checks(
         &self,
         found: &FoundKind,
@@ -310,6 +354,13 @@ impl Versions<'_, '_> {
         status: Option<Shape>,
     ) -> Result<(), Unread> {
         let resource = &found.resource;
+        if resource.spec == SpecKind::Optional && !self.has_default(found)? {
+            return unread!(
+                "{} has `spec = \"optional\"` and the sources hold no `Default` for {}",
+                found.kind,
+                found.spec
+            );
+        }
         let root = self.root_shape(resource.spec, names, spec, status);
         check_markers(&resource.root_markers, root)?;
         let paths = resource
@@ -329,34 +380,52 @@ impl Versions<'_, '_> {
         for (what, path) in paths {
             refused(schema::check_json_path(&root, what, &path.value()))?;
         }
-        if let Some(hub) = &resource.hub {
-            let (target, target_names) = self.hub(found, &hub.value)?;
-            let hub = Version {
-                group: leak(&target_names.group),
-                kind: leak(&target_names.kind),
-                name: leak(&target_names.version),
-                storage: target.resource.storage,
-                ..placeholder()
-            };
-            refused(crd::check_hub(&hub, &names.group, &names.kind))?;
-            if !self.found.sources.modules[found.module].skipped && !self.converts(found, target)? {
-                return unread!(
-                    "{} names {} as its hub, and the sources hold no `impl Spoke<...> for {}`",
-                    found.kind,
-                    target.kind,
-                    found.kind
-                );
-            }
-        }
         Ok(())
     }
 
     /// Whether a module of `found`'s crate implements `kubebuilder::conversion::Spoke<hub>`
     /// for it, which its registration as a spoke needs.
     fn converts(&self, found: &FoundKind, hub: &FoundKind) -> Result<bool, Unread> {
+        self.implements(
+            found.module,
+            "kubebuilder::conversion::Spoke",
+            Some(&Resolved::Kind(hub.module, hub.kind.to_string())),
+            &Resolved::Kind(found.module, found.kind.to_string()),
+        )
+    }
+
+    /// Whether the spec derives or implements `Default`, which `spec = "optional"` needs.
+    fn has_default(&self, found: &FoundKind) -> Result<bool, Unread> {
+        let derived =
+            self.found.sources.modules[found.module]
+                .items
+                .iter()
+                .any(|item| match item {
+                    Item::Struct(spec) if spec.ident == found.spec => derives_default(&spec.attrs),
+                    _ => false,
+                });
+        Ok(derived
+            || self.implements(
+                found.module,
+                "std::default::Default",
+                None,
+                &Resolved::Item(found.module, found.spec.clone()),
+            )?)
+    }
+
+    /// Whether a module of `module`'s crate holds `impl Trait<argument> for self_type`, the
+    /// trait at the canonical path `trait_path`, each path as it resolves.
+    fn implements(
+        &self,
+        module: ModuleId,
+        trait_path: &str,
+        argument: Option<&Resolved>,
+        self_type: &Resolved,
+    ) -> Result<bool, Unread> {
         let sources = self.found.sources;
-        let krate = sources.modules[found.module].krate;
-        let kind_at = |module, ty: &syn::Type| -> Result<Option<Resolved>, Unread> {
+        let krate = sources.modules[module].krate;
+        let trait_name = trait_path.rsplit("::").next().unwrap_or_default();
+        let resolve = |module, ty: &syn::Type| -> Result<Option<Resolved>, Unread> {
             match ty {
                 syn::Type::Path(path) if path.qself.is_none() => {
                     self.names.resolve(module, &path.path).map(Some)
@@ -364,9 +433,7 @@ impl Versions<'_, '_> {
                 _ => Ok(None),
             }
         };
-        let spoke = Resolved::Kind(found.module, found.kind.to_string());
-        let hub = Resolved::Kind(hub.module, hub.kind.to_string());
-        for (module, contents) in sources.modules.iter().enumerate() {
+        for (at, contents) in sources.modules.iter().enumerate() {
             if contents.krate != krate {
                 continue;
             }
@@ -374,26 +441,26 @@ impl Versions<'_, '_> {
                 let Item::Impl(implementation) = item else {
                     continue;
                 };
-                let Some((trait_path, _)) = &implementation.trait_ else {
+                let Some((path, _)) = &implementation.trait_ else {
                     continue;
                 };
-                let Some(last) = trait_path.segments.last() else {
+                let Some(last) = path.segments.last() else {
                     continue;
                 };
-                if last.ident != "Spoke" {
+                if last.ident != trait_name
+                    || self.names.resolve(at, path)? != Resolved::External(trait_path.to_owned())
+                    || resolve(at, &implementation.self_ty)?.as_ref() != Some(self_type)
+                {
                     continue;
                 }
-                let is_spoke = self.names.resolve(module, trait_path)?
-                    == Resolved::External("kubebuilder::conversion::Spoke".to_owned());
-                let to_hub = match &last.arguments {
+                let written = match &last.arguments {
                     syn::PathArguments::AngleBracketed(arguments) => match arguments.args.first() {
-                        Some(syn::GenericArgument::Type(ty)) => kind_at(module, ty)?,
+                        Some(syn::GenericArgument::Type(ty)) => resolve(at, ty)?,
                         _ => None,
                     },
                     _ => None,
                 };
-                let of_spoke = kind_at(module, &implementation.self_ty)?;
-                if is_spoke && to_hub.as_ref() == Some(&hub) && of_spoke.as_ref() == Some(&spoke) {
+                if written.as_ref() == argument {
                     return Ok(true);
                 }
             }
@@ -426,32 +493,6 @@ impl Versions<'_, '_> {
             properties.push(("status", leak_shape(status)));
         }
         crd::root_shape(kind, leak_slice(properties))
-    }
-}
-
-/// A version holding only what [`crd::check_hub`] reads of a hub.
-fn placeholder() -> Version {
-    Version {
-        group: "",
-        kind: "",
-        name: "",
-        plural: "",
-        singular: "",
-        short_names: &[],
-        categories: &[],
-        scope: "",
-        storage: false,
-        served: true,
-        deprecated: None,
-        skip: false,
-        annotations: &[],
-        labels: &[],
-        status_subresource: false,
-        scale: None,
-        printer_columns: &[],
-        selectable_fields: &[],
-        hub: None,
-        schema: &JSONSchemaProps::default,
     }
 }
 
@@ -571,6 +612,25 @@ fn check_inert(attrs: &[Attribute]) -> Result<(), Unread> {
         }
     }
     Ok(())
+}
+
+/// `#[derive(..., Default, ...)]`.
+fn derives_default(attrs: &[Attribute]) -> bool {
+    attrs
+        .iter()
+        .filter(|a| a.path().is_ident("derive"))
+        .any(|attr| {
+            let mut found = false;
+            let _ = attr.parse_nested_meta(|meta| {
+                found |= meta
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|s| s.ident == "Default");
+                Ok(())
+            });
+            found
+        })
 }
 
 /// `#[kubebuilder(...)]` on a variant of the item (not on its fields).

@@ -27,8 +27,10 @@ pub enum Resolved {
     Primitive(String),
 }
 
-/// The standard prelude's types the reader knows, with their canonical paths.
+/// The standard prelude's types (and the traits the reader looks for impls of), with their
+/// canonical paths.
 const PRELUDE: &[(&str, &str)] = &[
+    ("Default", "std::default::Default"),
     ("Option", "std::option::Option"),
     ("Box", "std::boxed::Box"),
     ("Vec", "std::vec::Vec"),

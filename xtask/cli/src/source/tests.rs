@@ -60,6 +60,21 @@ fn a_kind_reads_with_its_markers() {
 }
 
 #[test]
+fn a_schema_attribute_below_the_resource_holds_the_specs_markers() {
+    let source = KIND.replace(
+        "pub struct FrigateSpec",
+        "#[kubebuilder::schema(validation(max_properties = 3))]\npub struct FrigateSpec",
+    );
+    let declarations = read_lib(&source).unwrap_or_else(|e| panic!("{e}"));
+    let crd = serde_json::to_value(&declarations.crds[0]).unwrap();
+    let spec = &crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"];
+    assert_eq!(spec["maxProperties"], 3);
+    // Above it, the schema attribute would expand first, over the resource attribute.
+    let above = format!("#[kubebuilder::schema]\n{}", KIND.trim_start());
+    assert!(unread(&above).contains("kubebuilder :: resource"));
+}
+
+#[test]
 fn types_resolve_through_modules_imports_aliases_and_globs() {
     let source = r#"
         mod names {
@@ -167,6 +182,21 @@ fn a_mistake_the_macros_refuse_defers_to_the_build() {
         reason.contains("must apply minimum to a numeric value, found string"),
         "{reason}"
     );
+}
+
+#[test]
+fn an_optional_spec_without_default_defers_to_the_build() {
+    let optional = KIND.replace(
+        r#"kind = "Frigate")]"#,
+        r#"kind = "Frigate", spec = "optional")]"#,
+    );
+    let reason = unread(&optional);
+    assert!(reason.contains("no `Default` for FrigateSpec"), "{reason}");
+    assert!(read_lib(&optional.replace("pub struct", "#[derive(Default)]\npub struct")).is_ok());
+    let implemented = format!(
+        "{optional}\nimpl Default for FrigateSpec {{ fn default() -> Self {{ todo!() }} }}"
+    );
+    assert!(read_lib(&implemented).is_ok());
 }
 
 /// A workspace like a scaffolded project's: `xtask/declarations` linking `api` through the

@@ -451,7 +451,7 @@ impl Evaluator<'_, '_> {
         };
         check_markers(&api_type.markers, own_shape)?;
         if !matches!(api_type.shape, Kind::Newtype(_)) {
-            for field in fields(api_type) {
+            for field in api_type.fields() {
                 let field_shape = self.field_typed(field)?.shape;
                 check_markers(&field.markers, field_shape)?;
                 if !field.serde_handles_absence && !field.markers.schemaless {
@@ -474,24 +474,6 @@ impl Evaluator<'_, '_> {
             refused(schema::check_union(name, tagging, &variants))?;
         }
         Ok(())
-    }
-}
-
-/// Every field: of the struct, the newtype, or the enum's variants.
-fn fields(api_type: &ApiType) -> Vec<&Field> {
-    match &api_type.shape {
-        Kind::Struct(fields) => fields.iter().collect(),
-        Kind::Newtype(field) => vec![field],
-        Kind::Union(union) => union
-            .variants
-            .iter()
-            .flat_map(|v| match &v.fields {
-                VariantFields::Unit => Vec::new(),
-                VariantFields::Newtype(field) => vec![field.as_ref()],
-                VariantFields::Struct(fields) => fields.iter().collect(),
-            })
-            .collect(),
-        Kind::Enum(_) | Kind::Custom => Vec::new(),
     }
 }
 
