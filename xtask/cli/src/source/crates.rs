@@ -5,7 +5,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 use toml::{Table, Value};
 
@@ -22,9 +21,13 @@ pub fn declarations_crates(root: &Path) -> Result<Vec<Crate>, Unread> {
     let workspace = Manifest::read(&root.join("Cargo.toml"))?;
     let binary_dir = workspace.member(root, DECLARATIONS_PACKAGE)?;
     let binary = Manifest::read(&binary_dir.join("Cargo.toml"))?;
+    let binary_dependencies = binary.dependencies(&binary_dir, &workspace, root)?;
+    let mut declared = vec![(
+        DECLARATIONS_PACKAGE.to_owned(),
+        packages(&binary_dependencies),
+    )];
     let mut crates = Vec::new();
-    let mut manifests = vec![workspace.path.clone(), binary.path.clone()];
-    for dependency in binary.dependencies(&binary_dir, &workspace, root)? {
+    for dependency in binary_dependencies {
         if FRAMEWORK_CRATES.contains(&dependency.package.as_str()) {
             continue;
         }
@@ -35,11 +38,16 @@ pub fn declarations_crates(root: &Path) -> Result<Vec<Crate>, Unread> {
             );
         };
         let manifest = Manifest::read(&dir.join("Cargo.toml"))?;
-        crates.push(manifest.library(&dir, &workspace, root)?);
-        manifests.push(manifest.path);
+        let dependencies = manifest.dependencies(&dir, &workspace, root)?;
+        crates.push(manifest.library(&dir, &dependencies)?);
+        declared.push((dependency.package, packages(&dependencies)));
     }
-    check_lock(root, &crates, &manifests)?;
+    check_lock(root, &declared)?;
     Ok(crates)
+}
+
+fn packages(dependencies: &[Dependency]) -> Vec<String> {
+    dependencies.iter().map(|d| d.package.clone()).collect()
 }
 
 /// A `Cargo.toml`.
@@ -128,8 +136,8 @@ impl Manifest {
         Ok(dependencies)
     }
 
-    /// The library of the package at `dir` as a crate to read.
-    fn library(&self, dir: &Path, workspace: &Manifest, root: &Path) -> Result<Crate, Unread> {
+    /// The library of the package at `dir`, with these dependencies, as a crate to read.
+    fn library(&self, dir: &Path, dependencies: &[Dependency]) -> Result<Crate, Unread> {
         let Some(package) = self.str("package.name") else {
             return unread!("{} names no package", self.path.display());
         };
@@ -140,10 +148,14 @@ impl Manifest {
             .str("lib.name")
             .map_or_else(|| package.replace('-', "_"), str::to_owned);
         let root_file = dir.join(self.str("lib.path").unwrap_or("src/lib.rs"));
-        let externs = self
-            .dependencies(dir, workspace, root)?
-            .into_iter()
-            .map(|dependency| (dependency.name, dependency.package.replace('-', "_")))
+        let externs = dependencies
+            .iter()
+            .map(|dependency| {
+                (
+                    dependency.name.clone(),
+                    dependency.package.replace('-', "_"),
+                )
+            })
             .collect();
         Ok(Crate {
             name,
@@ -208,24 +220,21 @@ fn expand_member(root: &Path, member: &str) -> Result<Vec<PathBuf>, Unread> {
     Ok(dirs)
 }
 
-/// Every crate the declarations binary may link (by `Cargo.lock`, which lists more: the
-/// dev-dependencies too) that depends on the `kubebuilder` crate is one read here or one of
-/// kubebuilder for Rust's own, which declare nothing; and the lock file is newer than the manifests, so a
-/// dependency added since is in it.
-fn check_lock(root: &Path, crates: &[Crate], manifests: &[PathBuf]) -> Result<(), Unread> {
-    let lock_path = root.join("Cargo.lock");
-    let lock_time = modified(&lock_path)?;
-    for manifest in manifests {
-        if modified(manifest)? > lock_time {
-            return unread!(
-                "{} changed since Cargo.lock was written",
-                manifest.display()
-            );
+/// `Cargo.lock` locks every dependency the manifests declare (a dependency added since
+/// the last build is not, and could register declarations), and every crate the
+/// declarations binary may link (by the lock file, which lists more: the dev-dependencies
+/// too) that depends on the `kubebuilder` crate is one read here or one of kubebuilder for
+/// Rust's own, which declare nothing. `declared` are the packages whose manifests were
+/// read, with their dependencies.
+fn check_lock(root: &Path, declared: &[(String, Vec<String>)]) -> Result<(), Unread> {
+    let lock = Manifest::read(&root.join("Cargo.lock"))?;
+    let graph = lock_graph(&lock);
+    for (package, dependencies) in declared {
+        let locked = graph.get(package).map(Vec::as_slice).unwrap_or_default();
+        if let Some(missing) = dependencies.iter().find(|d| !locked.contains(d)) {
+            return unread!("Cargo.lock does not lock {missing}, a dependency of {package}, yet");
         }
     }
-    let lock = Manifest::read(&lock_path)?;
-    let graph = lock_graph(&lock);
-    let read: BTreeSet<String> = crates.iter().map(|c| c.name.replace('_', "-")).collect();
     let mut seen = BTreeSet::new();
     let mut pending = vec![DECLARATIONS_PACKAGE.to_owned()];
     while let Some(package) = pending.pop() {
@@ -234,9 +243,8 @@ fn check_lock(root: &Path, crates: &[Crate], manifests: &[PathBuf]) -> Result<()
         }
         let dependencies = graph.get(&package).map(Vec::as_slice).unwrap_or_default();
         let registers = dependencies.iter().any(|d| d == FACADE);
-        let known = package == DECLARATIONS_PACKAGE
-            || FRAMEWORK_CRATES.contains(&package.as_str())
-            || read.contains(&package);
+        let known = FRAMEWORK_CRATES.contains(&package.as_str())
+            || declared.iter().any(|(read, _)| *read == package);
         if registers && !known {
             return unread!(
                 "{package} depends on {FACADE}, so it may declare what only a build sees"
@@ -274,11 +282,4 @@ fn lock_graph(lock: &Manifest) -> BTreeMap<String, Vec<String>> {
             .extend(dependencies);
     }
     graph
-}
-
-fn modified(path: &Path) -> Result<SystemTime, Unread> {
-    match fs::metadata(path).and_then(|metadata| metadata.modified()) {
-        Ok(time) => Ok(time),
-        Err(error) => unread!("{}: {error}", path.display()),
-    }
 }
