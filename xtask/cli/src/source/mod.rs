@@ -2,11 +2,11 @@
 //! after an edit in the time controller-gen takes to read Go markers, where building the
 //! declarations binary takes seconds.
 //!
-//! The crates the declarations binary links ([`crates`]) are parsed with syn, their
+//! The crates the declarations binary links (`crates`) are parsed with syn, their
 //! attributes read by the macros' own parsers (`kubebuilder-attributes`), each field's type
-//! resolved through the modules' items and `use`s ([`names`]), and the schemas, CRD
+//! resolved through the modules' items and `use`s (`names`), and the schemas, CRD
 //! versions, rules and webhooks built by the same `kubebuilder` functions the generated
-//! code calls ([`types`], [`kinds`]), with the same checks the generated `const`s run.
+//! code calls (`types`, `kinds`), with the same checks the generated `const`s run.
 //!
 //! The build stays the reference: wherever the reading could differ from what rustc
 //! compiles (a `cfg` other than `test`, an item macro, a type the reader does not know, an

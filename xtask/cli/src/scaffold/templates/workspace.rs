@@ -220,8 +220,9 @@ license.workspace = true
 publish.workspace = true
 description = "Prints what the attributes of api and controller declare, for `cargo xtask manifests`."
 
-# Only what links the declarations: `cargo xtask manifests` rebuilds this binary after every
-# edit to the API, and xtask itself links neither crate.
+# Only what links the declarations: `cargo xtask manifests` reads the sources of these crates,
+# and builds this binary where that reading could differ from a build (or with `--build`);
+# xtask itself links neither crate.
 [dependencies]
 api.workspace = true
 controller.workspace = true
