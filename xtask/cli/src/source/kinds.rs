@@ -20,8 +20,8 @@ use super::names::{Names, Resolved};
 use super::types::{Types, check_markers, leak, leak_shape, leak_slice, refused, render};
 use super::{Unread, unread};
 
-/// Outer attributes an API type may carry beside ours: none of them changes the item
-/// before the attribute macro reads it.
+/// Attributes an API type, its fields and variants may carry beside ours: none of them
+/// changes the item before the attribute macro reads it.
 const INERT: &[&str] = &[
     "doc",
     "derive",
@@ -128,10 +128,7 @@ impl<'s> Found<'s> {
             }
         }
         if declares_type {
-            check_inert(attrs)?;
-            if has_variant_attributes(item) {
-                return unread!("`#[kubebuilder(...)]` on an enum variant");
-            }
+            check_inert(item)?;
         } else if has_field_attributes(item) {
             return unread!("`#[kubebuilder(...)]` in a type without `#[kubebuilder::schema]`");
         }
@@ -588,11 +585,30 @@ fn errors<T>(read: Result<T, Errors>) -> Result<T, Unread> {
     })
 }
 
-/// An API type carries no attribute that could change it before ours read it.
-fn check_inert(attrs: &[Attribute]) -> Result<(), Unread> {
+/// An API type, its fields and its variants carry no attribute that could change them
+/// before ours read them (another attribute macro, a `cfg`, a doc comment from a macro);
+/// `kubebuilder` attributes stand on the type and its fields, not on variants.
+fn check_inert(item: &Item) -> Result<(), Unread> {
+    check_attributes_inert(item_attributes(item), true)?;
+    let fields = |fields: &syn::Fields| -> Result<(), Unread> {
+        fields
+            .iter()
+            .try_for_each(|field| check_attributes_inert(&field.attrs, true))
+    };
+    match item {
+        Item::Struct(item) => fields(&item.fields),
+        Item::Enum(item) => item.variants.iter().try_for_each(|variant| {
+            check_attributes_inert(&variant.attrs, false)?;
+            fields(&variant.fields)
+        }),
+        _ => Ok(()),
+    }
+}
+
+fn check_attributes_inert(attrs: &[Attribute], ours_allowed: bool) -> Result<(), Unread> {
     for attr in attrs {
         let path = attr.path();
-        let known = is_ours(path) || INERT.iter().any(|name| path.is_ident(name));
+        let known = (ours_allowed && is_ours(path)) || INERT.iter().any(|name| path.is_ident(name));
         let literal_doc = !path.is_ident("doc")
             || matches!(
                 &attr.meta,
@@ -606,7 +622,7 @@ fn check_inert(attrs: &[Attribute]) -> Result<(), Unread> {
             );
         if !known || !literal_doc {
             return unread!(
-                "`#[{}]` on an API type, which a build expands first",
+                "`#[{}]` in an API type, which the reader does not follow",
                 path.to_token_stream()
             );
         }
@@ -631,17 +647,6 @@ fn derives_default(attrs: &[Attribute]) -> bool {
             });
             found
         })
-}
-
-/// `#[kubebuilder(...)]` on a variant of the item (not on its fields).
-fn has_variant_attributes(item: &Item) -> bool {
-    match item {
-        Item::Enum(e) => e
-            .variants
-            .iter()
-            .any(|v| v.attrs.iter().any(|a| is_ours(a.path()))),
-        _ => false,
-    }
 }
 
 /// `#[kubebuilder(...)]` on a field or variant of the item.

@@ -75,6 +75,12 @@ impl Sources {
             Err(error) => return unread!("{}: {error}", file.display()),
         };
         check_attributes(&parsed, file)?;
+        // A file's own `#![cfg(...)]`: as the `mod` item's.
+        let items = match cfg(&parsed.attrs) {
+            Cfg::On => parsed.items,
+            Cfg::Off => Vec::new(),
+            Cfg::Unknown => return unread!("{}: a `#![cfg]` other than `test`", file.display()),
+        };
         let dir = file.parent().unwrap_or(Path::new("")).to_owned();
         let owns_dir = parent.is_none() || file.file_name().is_some_and(|name| name == "mod.rs");
         let children_dir = if owns_dir {
@@ -87,7 +93,7 @@ impl Sources {
             file: file.to_owned(),
             children_dir,
         };
-        self.add_module(&location, parent, path, parsed.items, skipped)
+        self.add_module(&location, parent, path, items, skipped)
     }
 
     fn add_module(

@@ -11,9 +11,18 @@ use super::*;
 
 /// The declarations of a one-file crate with `source` as its `lib.rs`.
 fn read_lib(source: &str) -> Result<Declarations, Unread> {
+    read_files(&[("lib.rs", source)])
+}
+
+/// The declarations of a crate of these files, `lib.rs` its root.
+fn read_files(files: &[(&str, &str)]) -> Result<Declarations, Unread> {
     let dir = tempfile::tempdir().unwrap();
+    for (name, source) in files {
+        let path = dir.path().join(name);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, source).unwrap();
+    }
     let root = dir.path().join("lib.rs");
-    fs::write(&root, source).unwrap();
     let externs = ["k8s_openapi", "kubebuilder", "serde", "serde_json"];
     let krate = Crate {
         name: "api".to_owned(),
@@ -115,6 +124,25 @@ fn test_only_items_are_left_out() {
 }
 
 #[test]
+fn module_files_load_as_rustc_finds_them_and_test_only_ones_are_left_out() {
+    let test_only =
+        "#![cfg(test)]\n#[kubebuilder::schema]\npub struct Broken { pub x: NotAType }\n";
+    let files = [
+        ("lib.rs", "mod v1;\nmod fixtures;\n"),
+        ("v1.rs", "mod frigate_types;\n"),
+        ("v1/frigate_types.rs", KIND),
+        ("fixtures/mod.rs", test_only),
+    ];
+    let declarations = read_files(&files).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(declarations.crds.len(), 1);
+    let reason = match read_files(&files[..3]) {
+        Err(Unread(reason)) => reason,
+        Ok(_) => panic!("a missing module file was read"),
+    };
+    assert!(reason.contains("fixtures/mod.rs"), "{reason}");
+}
+
+#[test]
 fn another_cfg_defers_to_the_build() {
     let source = format!("#[cfg(feature = \"big\")]\n{KIND}");
     assert!(unread(&source).contains("`cfg` other than `test`"));
@@ -157,6 +185,24 @@ fn imports_of_the_attribute_macros_defer_to_the_build() {
     }
     // Modules of the same names are fine.
     assert!(read_lib(&format!("use kubebuilder::schema::Schema as _;\n{KIND}")).is_ok());
+}
+
+#[test]
+fn attributes_that_could_change_an_api_type_defer_to_the_build() {
+    for (from, to) in [
+        ("pub struct", "#[some_crate::reshape]\npub struct"),
+        ("pub crew", "#[cfg(feature = \"crew\")]\n    pub crew"),
+        (
+            "pub crew",
+            "#[doc = include_str!(\"crew.md\")]\n    pub crew",
+        ),
+    ] {
+        let reason = unread(&KIND.replacen(from, to, 1));
+        assert!(
+            reason.contains("which the reader does not follow"),
+            "{to}: {reason}"
+        );
+    }
 }
 
 #[test]
