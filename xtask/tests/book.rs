@@ -73,7 +73,7 @@ const MARKERS_SECTION: &str = "## Markers";
 
 /// The schema markers' table, and the sources of the attributes' other arguments.
 const MARKERS_TABLE: &str = "macros/markers/src/lib.rs";
-const ATTRIBUTE_SOURCES: &str = "macros/src";
+const ATTRIBUTE_SOURCES: &str = "macros/attributes/src";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
