@@ -3,6 +3,7 @@
 //! schema or CRD they produce) and every mistake refused with its exact message.
 
 #[test]
+#[ignore = "slow (builds a copy of the dependency tree): `cargo xtask test` runs it beside the other tests"]
 fn crd_and_schema_attributes() {
     let cases = trybuild::TestCases::new();
     cases.pass("tests/ui/pass/crd_*.rs");

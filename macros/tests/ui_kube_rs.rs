@@ -4,6 +4,7 @@
 //! of `#[kubebuilder::schema]` types is in `ui_crd.rs`'s `schema_*` cases.)
 
 #[test]
+#[ignore = "slow (builds a copy of the dependency tree): `cargo xtask test` runs it beside the other tests"]
 fn register_custom_resource() {
     let cases = trybuild::TestCases::new();
     cases.pass("tests/ui/pass/kube_*.rs");

@@ -3,6 +3,7 @@
 //! run, asserting what was registered) and every mistake refused with its exact message.
 
 #[test]
+#[ignore = "slow (builds a copy of the dependency tree): `cargo xtask test` runs it beside the other tests"]
 fn rbac_and_webhook_attributes() {
     let cases = trybuild::TestCases::new();
     cases.pass("tests/ui/pass/rbac_*.rs");

@@ -15,12 +15,22 @@ use std::process::{Child, Command, Stdio};
 const RUNNING: &str = "xtask: the samples are applied";
 
 /// `cargo xtask run` on `kubeconfig`, with `manager_args` after `--`; its output (the
-/// manager's logs and cargo's go to `stderr`).
-fn spawn_run(kubeconfig: &Path, manager_args: &[&str], stderr: &Path) -> Child {
+/// manager's logs and cargo's go to `stderr`). The manager it builds goes to `artifacts`,
+/// its intermediate files to this build's directory: `target/debug/controller`, which
+/// tests running beside this one start, stays as this build made it.
+fn spawn_run(kubeconfig: &Path, manager_args: &[&str], stderr: &Path, artifacts: &Path) -> Child {
+    let build_dir = std::env::current_exe()
+        .unwrap()
+        .ancestors()
+        .nth(3)
+        .unwrap()
+        .to_owned();
     Command::new(env!("CARGO_BIN_EXE_xtask"))
         .args(["run", "--"])
         .args(manager_args)
         .env("KUBECONFIG", kubeconfig)
+        .env("CARGO_BUILD_BUILD_DIR", build_dir)
+        .env("CARGO_TARGET_DIR", artifacts)
         .stdout(Stdio::piped())
         .stderr(fs::File::create(stderr).unwrap())
         .spawn()
@@ -156,6 +166,7 @@ fn a_local_run_listens_on_loopback_only() {
         plane.kubeconfig_path(),
         &["--metrics-bind-address=:0"],
         &stderr,
+        &logs.path().join("target"),
     ));
     let mut stdout = BufReader::new(run.0.stdout.take().unwrap());
     let mut lines = Vec::new();

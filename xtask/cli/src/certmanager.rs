@@ -44,14 +44,10 @@ const COMPONENTS: [(&str, &str, &str); 3] = [
 /// admits cert-manager objects.
 pub fn install(node: &Node) -> Result<()> {
     let started = Instant::now();
-    let dir = cache_dir();
-    for (binary, package, repository) in COMPONENTS {
-        let archive = dir.join(format!("{binary}.tar"));
-        if !archive.is_file() {
-            build_image(&dir, binary, package, repository, &archive)?;
-        }
+    for archive in images()? {
         node.load(&archive)?;
     }
+    let dir = cache_dir();
     let chart = chart(&dir)?;
     let helm = helm()?;
     let output = Command::new(&helm)
@@ -88,6 +84,20 @@ pub fn install(node: &Node) -> Result<()> {
 }
 
 /// Where the binaries, image archives and chart are cached.
+/// The image archives of the three components, built into the cache when missing.
+pub fn images() -> Result<Vec<PathBuf>> {
+    let dir = cache_dir();
+    let mut archives = Vec::new();
+    for (binary, package, repository) in COMPONENTS {
+        let archive = dir.join(format!("{binary}.tar"));
+        if !archive.is_file() {
+            build_image(&dir, binary, package, repository, &archive)?;
+        }
+        archives.push(archive);
+    }
+    Ok(archives)
+}
+
 fn cache_dir() -> PathBuf {
     assets::cache_root()
         .join("tools")

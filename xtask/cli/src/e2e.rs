@@ -1,20 +1,25 @@
 //! `cargo xtask test-e2e`: kubebuilder's `make test-e2e`, on the local node instead of Kind.
 //!
-//! 1. In this repository, the node's own tests (start, reuse, refusals, nothing left after
+//! 1. The manager image (`docker-build`), built from the start at the lowest CPU priority,
+//!    beside the next two steps.
+//! 2. The tests, built as `cargo xtask test` builds them (every target, every feature).
+//! 3. In this repository, the node's own tests (start, reuse, refusals, nothing left after
 //!    `down` or after `kill -9` of the kubelet) — they start and stop nodes themselves.
-//! 2. The manager image (`docker-build`), the node with cert-manager (`cluster up
-//!    --cert-manager`), the image loaded into it.
-//! 3. Every workspace package's `e2e` test target (built with its `e2e` feature), which
+//! 4. The node with cert-manager (`cluster up --cert-manager`), the image loaded into it.
+//! 5. Every workspace package's `e2e` test target (built with its `e2e` feature), which
 //!    deploys the image with `cargo xtask deploy` and checks what runs.
-//! 4. The node stopped, whatever happened, and checked to leave nothing behind.
+//! 6. The node stopped, whatever happened, and checked to leave nothing behind.
 
-use std::process::Command;
+use std::process::{Child, Command};
 use std::time::Instant;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
 use kubebuilder_envtest::assets;
 use kubebuilder_envtest::node;
 
+use crate::report::Phases;
+use crate::test::binaries;
+use crate::test::jobs::at_lowest_priority;
 use crate::test::step;
 use crate::{certmanager, cluster, image, kustomize};
 
@@ -34,50 +39,86 @@ pub struct Args {
 }
 
 /// Runs the steps of the module docs in order, failing at the first that fails; the node is
-/// stopped whatever happens once it is up. Fails at once when a local node is already running.
+/// stopped whatever happens once it is up. Fails at once when a local node is already
+/// running. Then prints how long each phase took.
 pub fn run(args: Args) -> Result<()> {
+    let mut phases = Phases::default();
+    let result = run_phases(&args, &mut phases);
+    eprintln!("\n{}", phases.table("cargo xtask test-e2e"));
+    result
+}
+
+fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
     let started = Instant::now();
     let root = crate::workspace_root();
+    let (build_args, test_args) = crate::test::split_at_dashes(&args.cargo_args);
     let packages = e2e_packages()?;
-    let assets = assets::install()?;
-    assets::NODE.install()?;
-    // The Dockerfile is checked with podman.
-    node::packages::ensure("the Dockerfile check", &[("/usr/bin/podman", "podman")])?;
+    let assets = phases.time("the node's binaries and packages", || {
+        let assets = assets::install()?;
+        assets::NODE.install()?;
+        node::packages::ensure("the Dockerfile check", &[("/usr/bin/podman", "podman")])?;
+        Ok(assets)
+    })?;
     if node::status()?.is_running() {
         bail!(
             "a local node is running; the end-to-end tests start their own: `cargo xtask cluster down` first"
         );
     }
-
+    // The image's release build keeps the CPU busy for minutes, so it runs beside the
+    // test build and the node's own tests, at the lowest CPU priority: they come first.
+    let mut image_build = spawn_image_build()?;
+    let binaries = phases.time("the test build (every target, every feature)", || {
+        binaries::build(&root, &build_args)
+    })?;
+    let test = |package: &str, target: &str| -> Result<Command> {
+        let binary = binaries
+            .iter()
+            .find(|b| b.package == package && b.target == target && b.kind == "test")
+            .with_context(|| {
+                format!("the build made no executable for {package} --test {target}")
+            })?;
+        let mut command = binary.command();
+        command.args(&test_args);
+        Ok(command)
+    };
     if packages.iter().any(|p| p == NODE_TESTS_PACKAGE) {
-        step(
-            "the node's own tests",
-            cargo_test(NODE_TESTS_PACKAGE, "node", &args.cargo_args)
-                .env(assets::ASSETS_ENV, &assets),
-        )?;
+        phases.time("the node's own tests", || {
+            step(
+                "the node's own tests",
+                test(NODE_TESTS_PACKAGE, "node")?.env(assets::ASSETS_ENV, &assets),
+            )
+        })?;
     }
-
-    image::run(image::Args {
-        image: E2E_IMAGE.to_owned(),
+    phases.time("the manager image (release build)", || {
+        let status = image_build.wait()?;
+        if !status.success() {
+            bail!("cargo xtask docker-build failed ({status})");
+        }
+        Ok(())
     })?;
     let result = (|| -> Result<()> {
-        let (node, _) = node::up(&root)?;
-        certmanager::install(&node)?;
+        let (node, _) = phases.time("the node up", || node::up(&root))?;
+        phases.time("cert-manager installed", || certmanager::install(&node))?;
         let archive = image::archive_path(E2E_IMAGE)?;
-        cluster::load(E2E_IMAGE)?;
+        phases.time("the image loaded", || cluster::load(E2E_IMAGE))?;
         for package in packages.iter().filter(|p| *p != NODE_TESTS_PACKAGE) {
-            step(
-                &format!("the e2e tests of {package}"),
-                cargo_test(package, "e2e", &args.cargo_args)
-                    .env("KUBECONFIG", node.kubeconfig_path())
-                    .env(IMAGE_ENV, E2E_IMAGE)
-                    .env("E2E_IMAGE_ARCHIVE", &archive)
-                    .env("XTASK", std::env::current_exe()?),
-            )?;
+            let name = format!("the e2e tests of {package}");
+            phases.time(&name, || {
+                step(
+                    &name,
+                    test(package, "e2e")?
+                        // They mostly wait: for minutes to pass, pods to start.
+                        .arg("--test-threads=16")
+                        .env("KUBECONFIG", node.kubeconfig_path())
+                        .env(IMAGE_ENV, E2E_IMAGE)
+                        .env("E2E_IMAGE_ARCHIVE", &archive)
+                        .env("XTASK", std::env::current_exe()?),
+                )
+            })?;
         }
-        undeploy_removes_everything(&node)
+        phases.time("undeploy", || undeploy_removes_everything(&node))
     })();
-    let stopped = node::down();
+    let stopped = phases.time("the node down", node::down);
     result?;
     stopped?;
     eprintln!(
@@ -85,6 +126,15 @@ pub fn run(args: Args) -> Result<()> {
         started.elapsed().as_secs_f64()
     );
     Ok(())
+}
+
+/// `cargo xtask docker-build` of the e2e image, started at the lowest CPU priority.
+fn spawn_image_build() -> Result<Child> {
+    let mut command = Command::new(std::env::current_exe()?);
+    command.args(["docker-build", "--image", E2E_IMAGE]);
+    at_lowest_priority(&mut command)
+        .spawn()
+        .context("starting cargo xtask docker-build")
 }
 
 /// `cargo xtask undeploy` on the node: every object of config/default is deleted (it waits
@@ -126,31 +176,8 @@ fn undeploy_removes_everything(node: &node::Node) -> Result<()> {
         })
 }
 
-/// `cargo test -p <package> --features e2e --test <target>`, its tests all at once (they
-/// mostly wait: for minutes to pass, pods to start).
-fn cargo_test(package: &str, target: &str, extra: &[String]) -> Command {
-    let mut command = crate::cargo();
-    command
-        .current_dir(crate::workspace_root())
-        .args([
-            "test",
-            "--package",
-            package,
-            "--features",
-            "e2e",
-            "--test",
-            target,
-        ])
-        .args(extra);
-    if !extra.iter().any(|arg| arg == "--") {
-        command.arg("--");
-    }
-    command.arg("--test-threads=16");
-    command
-}
-
 /// The workspace members that have an `e2e` feature.
-fn e2e_packages() -> Result<Vec<String>> {
+pub(crate) fn e2e_packages() -> Result<Vec<String>> {
     Ok(crate::workspace_packages()?
         .iter()
         .filter(|package| package["features"].get("e2e").is_some())

@@ -18,6 +18,9 @@ use anyhow::{Context, Result, bail};
 use kubebuilder_envtest::assets;
 use kubebuilder_envtest::faults::{CYCLES_ENV, FaultReport, REPORT_PREFIX};
 
+use crate::report::Phases;
+use crate::test::binaries::{self, TestBinary};
+
 /// The options of `cargo xtask test-faults`.
 #[derive(clap::Args)]
 pub struct Args {
@@ -33,7 +36,7 @@ pub struct Args {
 /// The feature a fault test requires: it marks a test target as part of the suite.
 const FAULTS_FEATURE: &str = "faults";
 
-/// A test target of the suite: `cargo test -p <package> --features faults --test <target>`.
+/// A test target of the suite (`cargo test -p <package> --features faults --test <target>`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Target {
     package: String,
@@ -76,8 +79,16 @@ struct Run {
     reports: Vec<FaultReport>,
 }
 
-/// Runs every target, prints the table, and fails as the module docs say.
+/// Runs every target, prints the table, and fails as the module docs say; then prints
+/// how long each phase took.
 pub fn run(args: Args) -> Result<()> {
+    let mut phases = Phases::default();
+    let result = run_phases(&args, &mut phases);
+    eprintln!("\n{}", phases.table("cargo xtask test-faults"));
+    result
+}
+
+fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
     let targets = fault_targets(&crate::workspace_packages()?);
     if targets.is_empty() {
         bail!(
@@ -85,16 +96,25 @@ pub fn run(args: Args) -> Result<()> {
              required-features = [\"{FAULTS_FEATURE}\"]"
         );
     }
-    let assets = assets::install()?;
-    let mut runs = Vec::new();
-    for target in targets {
-        let mut command = cargo_test(&target);
-        command.env(assets::ASSETS_ENV, &assets);
-        if let Some(cycles) = args.cycles {
-            command.env(CYCLES_ENV, cycles.to_string());
+    let assets = phases.time("the control plane binaries", assets::install)?;
+    let root = crate::workspace_root();
+    // The build `cargo xtask test` makes too: run beside it, one of them waits for the
+    // other and then finds it done.
+    let binaries = phases.time("the test build (every target, every feature)", || {
+        binaries::build(&root, &[])
+    })?;
+    let runs = phases.time("the faults, one target after another", || {
+        let mut runs = Vec::new();
+        for target in targets {
+            let mut command = test_command(&target, &binaries)?;
+            command.env(assets::ASSETS_ENV, &assets);
+            if let Some(cycles) = args.cycles {
+                command.env(CYCLES_ENV, cycles.to_string());
+            }
+            runs.push(run_target(target, &mut command)?);
         }
-        runs.push(run_target(target, &mut command)?);
-    }
+        Ok(runs)
+    })?;
     let reports: Vec<FaultReport> = runs.iter().flat_map(|run| run.reports.clone()).collect();
     println!("\n{}", render(&reports));
     let failures = failures(&runs);
@@ -107,20 +127,23 @@ pub fn run(args: Args) -> Result<()> {
 
 /// One target's tests, one at a time (faults stop shared processes and measure time),
 /// their output shown.
-fn cargo_test(target: &Target) -> Command {
-    let mut command = crate::cargo();
-    command
-        .current_dir(crate::workspace_root())
-        .args([
-            "test",
-            "--package",
-            &target.package,
-            "--features",
-            FAULTS_FEATURE,
-        ])
-        .args(["--test", &target.target, "--"])
-        .args(["--nocapture", "--test-threads=1"]);
-    command
+fn test_command(target: &Target, binaries: &[TestBinary]) -> Result<Command> {
+    let binary = binaries
+        .iter()
+        .find(|binary| {
+            binary.package == target.package
+                && binary.target == target.target
+                && binary.kind == "test"
+        })
+        .with_context(|| {
+            format!(
+                "the build made no executable for {} --test {}",
+                target.package, target.target
+            )
+        })?;
+    let mut command = binary.command();
+    command.args(["--nocapture", "--test-threads=1"]);
+    Ok(command)
 }
 
 /// Runs `command`, echoing its stdout while collecting the report lines.
@@ -186,8 +209,7 @@ fn render(reports: &[FaultReport]) -> String {
         "recovery min/p50/max",
         "errors",
         "detail",
-    ]
-    .map(str::to_owned);
+    ];
     let rows: Vec<[String; 7]> = reports
         .iter()
         .map(|report| {
@@ -202,24 +224,7 @@ fn render(reports: &[FaultReport]) -> String {
             ]
         })
         .collect();
-    let mut widths = header.clone().map(|cell| cell.chars().count());
-    for row in &rows {
-        for (width, cell) in widths.iter_mut().zip(row) {
-            *width = (*width).max(cell.chars().count());
-        }
-    }
-    let line = |cells: &[String; 7]| {
-        let padded: Vec<String> = cells
-            .iter()
-            .zip(widths)
-            .map(|(cell, width)| format!("{cell:<width$}"))
-            .collect();
-        format!("| {} |", padded.join(" | ")).trim_end().to_owned()
-    };
-    let rule = widths.map(|width| "-".repeat(width));
-    let mut table = vec![line(&header), line(&rule)];
-    table.extend(rows.iter().map(line));
-    table.join("\n")
+    crate::report::table(&header, &rows)
 }
 
 /// `min / p50 / max` in seconds, or `-` when the fault has no recovery to time.

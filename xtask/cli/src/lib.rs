@@ -22,6 +22,7 @@ pub mod image;
 pub mod installer;
 pub mod kustomize;
 pub mod manifests;
+mod report;
 mod rollout;
 pub mod run;
 pub mod scaffold;
@@ -76,6 +77,8 @@ pub enum Command {
     },
     /// Every test of the workspace against a real control plane.
     Test(test::Args),
+    /// Build or install every tool the test commands use (control plane, Go tools, cargo-deny, the node's).
+    Tools,
     /// The end-to-end tests: the manager image deployed on the local node (kubebuilder's `make test-e2e`).
     TestE2e(e2e::Args),
     /// The fault suite: processes killed, the control plane stopped, permissions revoked, bad input; one table of figures.
@@ -110,6 +113,7 @@ pub fn run(command: Command) -> Result<()> {
         Command::Envtest { command } => envtest::run(command),
         Command::Cluster { command } => cluster::run(command),
         Command::Test(args) => test::run(args),
+        Command::Tools => tools::install_all(),
         Command::TestE2e(args) => e2e::run(args),
         Command::TestFaults(args) => faults::run(args),
         Command::DockerBuild(args) => image::run(args),

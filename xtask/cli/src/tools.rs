@@ -8,7 +8,25 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
-use kubebuilder_envtest::assets;
+use kubebuilder_envtest::{assets, node};
+
+/// `cargo xtask tools`: everything `test`, `test-faults` and `test-e2e` use, built or
+/// installed into the cache once, so that those commands can then run side by side
+/// without building the same tool twice: the control plane and the Go tools of `test`;
+/// when the workspace has end-to-end tests, the node's binaries, its Debian packages and
+/// cert-manager's images.
+pub fn install_all() -> Result<()> {
+    for (name, path) in crate::test::install_tools()?.paths() {
+        println!("{name}={}", path.display());
+    }
+    if !crate::e2e::e2e_packages()?.is_empty() {
+        assets::NODE.install()?;
+        node::packages::ensure_node_packages()?;
+        node::packages::ensure("the Dockerfile check", &[("/usr/bin/podman", "podman")])?;
+        crate::certmanager::images()?;
+    }
+    Ok(())
+}
 
 /// A Go tool pinned to one version.
 pub struct Tool {

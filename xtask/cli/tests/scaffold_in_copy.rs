@@ -20,7 +20,7 @@ use kubebuilder_cli::run::{free_port, spawn_manager, stop_manager, wait_ready};
 use serde_json::{Value, json};
 
 use common::{
-    cargo, cargo_ok, changed, copy_repo, scratch_dir, set_version, snapshot, target_dir,
+    artifacts_dir, cargo, cargo_ok, changed, copy_repo, scratch_dir, set_version, snapshot,
     with_placeholders,
 };
 
@@ -49,7 +49,7 @@ fn build_manager(copy: &Path) -> PathBuf {
         copy,
         &["build", "--package", "controller", "--bin", "controller"],
     );
-    target_dir().join("debug/controller")
+    artifacts_dir(copy).join("debug/controller")
 }
 
 /// The copy's manager on the test control plane, scoped to `namespace`.

@@ -13,10 +13,13 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{cargo, cargo_ok, kustomize, objects, repo_root, scaffold, scratch_dir, set_version};
+use common::{
+    artifacts_dir, cargo, cargo_ok, kustomize, objects, repo_root, scaffold, scratch_dir,
+    set_version,
+};
 
 /// `cargo install --path xtask/cargo-kubebuilder --root <root>`, from this repository's lock
-/// and with this build's target directory: the `cargo kubebuilder` a user installs. The
+/// and with this build's build directory: the `cargo kubebuilder` a user installs. The
 /// `PATH` under which cargo finds it.
 fn install_cargo_kubebuilder(root: &Path) -> OsString {
     let root_arg = root.to_str().unwrap();
@@ -30,6 +33,9 @@ fn install_cargo_kubebuilder(root: &Path) -> OsString {
             "xtask/cargo-kubebuilder",
             "--root",
             root_arg,
+            // Its binary is this test's alone (the build directory is shared).
+            "--target-dir",
+            artifacts_dir(root).to_str().unwrap(),
         ],
     );
     let path = std::env::var_os("PATH").unwrap_or_default();

@@ -1,9 +1,10 @@
 //! What the scaffolding and kustomize tests share: `cargo xtask` command lines, copies of
 //! this repository, snapshots of a tree, cargo run in another workspace with this build's
-//! target directory, and kustomize's output as a set of objects.
+//! build directory, and kustomize's output as a set of objects.
 //!
-//! The workspaces the slow tests build share this build's target directory, so that the
-//! registry dependencies are built already. Cargo names the artifacts of path packages by
+//! The workspaces the slow tests build share this build's build directory, so that the
+//! registry dependencies are built already; their binaries go to a directory of their own
+//! ([`artifacts_dir`]). Cargo names the artifacts of path packages by
 //! name, version and path relative to the workspace: a copy of this repository, or a new
 //! project with the same `api`, `controller` and `xtask`, would share (and overwrite) this
 //! repository's artifacts, and an artifact built in one directory would be taken as fresh
@@ -176,12 +177,22 @@ pub fn set_version(root: &Path, version: &str) {
     .unwrap();
 }
 
-/// `cargo <args>` in the workspace at `dir`, with this build's target directory and `env`.
+/// Where the binaries that cargo builds in the workspace at `dir` go: `<dir>/target`. Only
+/// the build directory is shared ([`cargo`]), so that a project's `controller` or `xtask`
+/// never replaces this repository's, which the tests running beside it start.
+pub fn artifacts_dir(dir: &Path) -> PathBuf {
+    dir.join("target")
+}
+
+/// `cargo <args>` in the workspace at `dir`, with `env`: its build directory is this
+/// build's (the registry dependencies are built already), its binaries go to
+/// [`artifacts_dir`].
 pub fn cargo(dir: &Path, args: &[&str], env: &[(&str, &OsStr)]) -> Output {
     kubebuilder_cli::cargo()
         .current_dir(dir)
         .args(args)
-        .env("CARGO_TARGET_DIR", target_dir())
+        .env("CARGO_BUILD_BUILD_DIR", target_dir())
+        .env("CARGO_TARGET_DIR", artifacts_dir(dir))
         .envs(env.iter().copied())
         .output()
         .unwrap_or_else(|e| panic!("running cargo {args:?}: {e}"))

@@ -1,0 +1,271 @@
+//! `cargo xtask test`: provisions everything the tests need, then runs every test of the
+//! workspace against a real control plane, with fmt, clippy, cargo-deny's dependency policy
+//! (when the workspace has a `deny.toml`), `manifests --check --build` and the doc tests.
+//!
+//! The tests are built once ([`binaries`]), then run side by side ([`jobs`]): the test
+//! executables, which mostly wait, several at a time; the lints, the doc tests and the slow
+//! (`#[ignore]`d) tests, which keep the CPU busy, at the lowest CPU priority beside them.
+//! At the end it prints how long each job and each phase took.
+
+pub mod binaries;
+pub mod jobs;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use kubebuilder_envtest::{ControlPlane, assets};
+
+use self::binaries::TestBinary;
+use self::jobs::{Job, Lane, Slots};
+use crate::report::Phases;
+use crate::tools;
+
+/// The options of `cargo xtask test` (kubebuilder's `make test`).
+#[derive(clap::Args)]
+pub struct Args {
+    /// Extra arguments: those before `--` for the build (`-p api`), those after it for the
+    /// test executables (a test name filter).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    cargo_args: Vec<String>,
+}
+
+/// The test executables that only their own commands run: `test-faults` and `test-e2e`.
+const OWN_COMMAND_FEATURES: &[&str] = &["faults", "e2e"];
+
+/// Waiting tests at once: each may run a control plane of its own (about 400 MiB).
+const WAITING_SLOTS: usize = 4;
+/// Busy jobs at once: two keep both cores busy while one of them links or waits.
+const BUSY_SLOTS: usize = 2;
+
+/// The paths of the tools the tests use, installed into the cache.
+pub(crate) struct Tools {
+    assets: PathBuf,
+    /// The variables that give the tests each tool's path.
+    env: Vec<(&'static str, PathBuf)>,
+    cargo_deny: Option<PathBuf>,
+}
+
+impl Tools {
+    /// Each tool's variable and path.
+    pub(crate) fn paths(&self) -> impl Iterator<Item = (&str, &Path)> {
+        let cargo_deny = self
+            .cargo_deny
+            .as_deref()
+            .map(|path| (tools::CARGO_DENY.env, path));
+        self.env
+            .iter()
+            .map(|(name, path)| (*name, path.as_path()))
+            .chain(cargo_deny)
+    }
+}
+
+/// Runs the phases of the module docs; fails when any job failed, after all have run.
+pub fn run(args: Args) -> Result<()> {
+    let mut phases = Phases::default();
+    let result = run_phases(&args, &mut phases);
+    eprintln!("\n{}", phases.table("cargo xtask test"));
+    result
+}
+
+fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
+    let root = crate::workspace_root();
+    let (build_args, test_args) = split_at_dashes(&args.cargo_args);
+    let tools = phases.time(
+        "the tools (control plane, controller-gen, kustomize, promtool, helm, cargo-deny)",
+        install_tools,
+    )?;
+    // SAFETY: no other thread runs yet; `ControlPlane::start` reads the variable.
+    unsafe { std::env::set_var(assets::ASSETS_ENV, &tools.assets) };
+    phases.time("a control plane started and stopped", report_startup_time)?;
+    phases.time("cargo fmt --check", || {
+        step(
+            "cargo fmt --check",
+            crate::cargo()
+                .current_dir(&root)
+                .args(["fmt", "--all", "--check"]),
+        )
+    })?;
+    let binaries = phases.time("the test build (every target, every feature)", || {
+        binaries::build(&root, &build_args)
+    })?;
+    let jobs = phases.time("listing the slow tests", || {
+        jobs_of(&root, &binaries, &tools, &build_args, &test_args)
+    })?;
+    let outcomes = phases.time("the tests and checks, side by side", || {
+        let slots = Slots {
+            waiting: WAITING_SLOTS,
+            busy: BUSY_SLOTS,
+        };
+        jobs::run(jobs, slots, &jobs::log_dir(&root, "test"))
+    })?;
+    println!("\n{}", jobs::table(&outcomes));
+    let failed: Vec<&str> = outcomes
+        .iter()
+        .filter(|outcome| !outcome.passed)
+        .map(|outcome| outcome.name.as_str())
+        .collect();
+    if !failed.is_empty() {
+        bail!("failed: {}", failed.join(", "));
+    }
+    Ok(())
+}
+
+/// Installs the control plane binaries and the tools the tests use.
+pub(crate) fn install_tools() -> Result<Tools> {
+    let assets = assets::install()?;
+    let root = crate::workspace_root();
+    // A project without a deny.toml (a new one made by `init`) has no policy to check.
+    let cargo_deny = root
+        .join("deny.toml")
+        .is_file()
+        .then(|| tools::CARGO_DENY.install())
+        .transpose()?;
+    let env = vec![
+        (assets::ASSETS_ENV, assets.clone()),
+        (tools::CONTROLLER_GEN.env, tools::CONTROLLER_GEN.install()?),
+        (tools::KUSTOMIZE.env, tools::KUSTOMIZE.install()?),
+        (tools::PROMTOOL.env, tools::PROMTOOL.install()?),
+        // The chart tests' helm is the one cert-manager's chart is installed with: one
+        // helm, built in cert-manager's module (its dependencies are cert-manager's).
+        ("HELM", crate::certmanager::helm()?),
+    ];
+    Ok(Tools {
+        assets,
+        env,
+        cargo_deny,
+    })
+}
+
+/// Every job of a run: the test executables (those of `test-faults` and `test-e2e` aside)
+/// waiting; the checks, the doc tests and each executable's slow tests busy.
+fn jobs_of(
+    root: &Path,
+    binaries: &[TestBinary],
+    tools: &Tools,
+    build_args: &[String],
+    test_args: &[String],
+) -> Result<Vec<Job>> {
+    let ours: Vec<&TestBinary> = binaries
+        .iter()
+        .filter(|binary| !OWN_COMMAND_FEATURES.iter().any(|f| binary.requires(f)))
+        .collect();
+    let with_tools = |mut command: Command| {
+        command.envs(tools.env.iter().map(|(name, path)| (*name, path)));
+        command
+    };
+    let mut jobs = checks(root, tools, build_args)?;
+    // Integration tests first: they are the ones that wait longest.
+    let mut waiting: Vec<&TestBinary> = ours.clone();
+    waiting.sort_by_key(|binary| binary.kind != "test");
+    for binary in waiting {
+        let mut command = with_tools(binary.command());
+        command.args(test_args);
+        jobs.push(Job::new(binary.name(), Lane::Waiting, command));
+    }
+    for binary in ours {
+        if binary.ignored_tests()? > 0 {
+            let mut command = with_tools(binary.command());
+            command.args(test_args).arg("--ignored");
+            jobs.push(Job::new(
+                format!("{} --ignored", binary.name()),
+                Lane::Busy,
+                command,
+            ));
+        }
+    }
+    Ok(jobs)
+}
+
+/// clippy, cargo-deny, `manifests --check --build` and the doc tests, as busy jobs.
+fn checks(root: &Path, tools: &Tools, build_args: &[String]) -> Result<Vec<Job>> {
+    let cargo = |args: &[&str]| {
+        let mut command = crate::cargo();
+        command.current_dir(root).args(args);
+        command
+    };
+    let mut clippy = cargo(&["clippy", "--all-targets", "--all-features"]);
+    clippy
+        .args(binaries::packages_or_workspace(build_args))
+        // The e2e and fault tests build only with their features; they are linted all the same.
+        .args(["--", "-D", "warnings"]);
+    let mut jobs = vec![Job::new("cargo clippy", Lane::Busy, clippy)];
+    if let Some(cargo_deny) = &tools.cargo_deny {
+        // deny.toml's policy: licenses, banned and wildcard versions, crates.io as the only
+        // source. `--locked`: the tree checked is the one Cargo.lock pins. No advisories:
+        // their database is fetched from the network.
+        let mut deny = Command::new(cargo_deny);
+        deny.current_dir(root)
+            .args(["--locked", "check", "bans", "licenses", "sources"]);
+        jobs.push(Job::new("cargo deny check", Lane::Busy, deny));
+    }
+    // The generated manifests must match the declarations (CI fails on drift), as a build
+    // of the declarations binary has them: the reference.
+    let mut manifests = Command::new(std::env::current_exe().context("this xtask's path")?);
+    manifests
+        .current_dir(root)
+        .args(["manifests", "--check", "--build"]);
+    jobs.push(Job::new(
+        "cargo xtask manifests --check --build",
+        Lane::Busy,
+        manifests,
+    ));
+    // Every feature, as the tests were built: the libraries are reused.
+    let mut doc = cargo(&["test", "--doc", "--all-features"]);
+    doc.args(binaries::packages_or_workspace(build_args));
+    jobs.push(Job::new("cargo test --doc", Lane::Busy, doc));
+    Ok(jobs)
+}
+
+/// The arguments before `--` and those after it.
+pub(crate) fn split_at_dashes(args: &[String]) -> (Vec<String>, Vec<String>) {
+    match args.iter().position(|arg| arg == "--") {
+        Some(at) => (args[..at].to_vec(), args[at + 1..].to_vec()),
+        None => (args.to_vec(), Vec::new()),
+    }
+}
+
+/// Starts and stops one control plane, so every run shows how fast the cached binaries start.
+fn report_startup_time() -> Result<()> {
+    let plane = ControlPlane::start()?;
+    eprintln!(
+        "xtask: control plane ready in {:.1} s (cached binaries, no Go build)",
+        plane.startup_time().as_secs_f64()
+    );
+    plane.stop();
+    Ok(())
+}
+
+/// Runs `command` in the foreground, failing when it fails.
+pub(crate) fn step(name: &str, command: &mut Command) -> Result<()> {
+    eprintln!("xtask: {name}");
+    let status = command
+        .status()
+        .with_context(|| format!("running {name}"))?;
+    if !status.success() {
+        bail!("{name} failed ({status})");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(args: &[&str]) -> Vec<String> {
+        args.iter().map(|arg| (*arg).to_owned()).collect()
+    }
+
+    #[test]
+    fn arguments_before_dashes_build_and_after_them_filter() {
+        assert_eq!(split_at_dashes(&[]), (vec![], vec![]));
+        assert_eq!(
+            split_at_dashes(&strings(&["-p", "api", "--", "crd", "--exact"])),
+            (strings(&["-p", "api"]), strings(&["crd", "--exact"]))
+        );
+        assert_eq!(
+            split_at_dashes(&strings(&["--", "cronjob"])),
+            (vec![], strings(&["cronjob"]))
+        );
+    }
+}
