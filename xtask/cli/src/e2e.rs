@@ -1,6 +1,6 @@
 //! `cargo xtask test-e2e`: kubebuilder's `make test-e2e`, on the local node instead of Kind.
 //!
-//! 1. The manager image (`docker-build`), built from the start at the lowest CPU priority,
+//! 1. The manager image (`docker-build`), built from the start at a lower CPU priority,
 //!    beside the next two steps.
 //! 2. The tests, built as `cargo xtask test` builds them (every target, every feature).
 //! 3. In this repository, the node's own tests (start, reuse, refusals, nothing left after
@@ -19,7 +19,7 @@ use kubebuilder_envtest::node;
 
 use crate::report::Phases;
 use crate::test::binaries;
-use crate::test::jobs::at_lowest_priority;
+use crate::test::jobs::niced;
 use crate::test::step;
 use crate::{certmanager, cluster, image, kustomize};
 
@@ -65,7 +65,7 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
         );
     }
     // The image's release build keeps the CPU busy for minutes, so it runs beside the
-    // test build and the node's own tests, at the lowest CPU priority: they come first.
+    // test build and the node's own tests, at a lower CPU priority: they come first.
     let mut image_build = spawn_image_build()?;
     let binaries = phases.time("the test build (every target, every feature)", || {
         binaries::build(&root, &build_args)
@@ -128,11 +128,16 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
     Ok(())
 }
 
-/// `cargo xtask docker-build` of the e2e image, started at the lowest CPU priority.
+/// The image build's niceness: below the tests (at 0), which it must not slow down, and
+/// above the busy jobs of a `cargo xtask test` running beside it (at 19), since the
+/// end-to-end tests wait for it and then take minutes of their own.
+const IMAGE_BUILD_NICENESS: i32 = 10;
+
+/// `cargo xtask docker-build` of the e2e image, started at [`IMAGE_BUILD_NICENESS`].
 fn spawn_image_build() -> Result<Child> {
     let mut command = Command::new(std::env::current_exe()?);
     command.args(["docker-build", "--image", E2E_IMAGE]);
-    at_lowest_priority(&mut command)
+    niced(&mut command, IMAGE_BUILD_NICENESS)
         .spawn()
         .context("starting cargo xtask docker-build")
 }

@@ -24,7 +24,7 @@ use anyhow::{Context, Result};
 pub enum Lane {
     /// Tests that mostly wait: several at once, at normal priority.
     Waiting,
-    /// Work that keeps the CPU busy: at the lowest CPU priority (nice 19).
+    /// Work that keeps the CPU busy: at the lowest CPU priority ([`BUSY_NICENESS`]).
     Busy,
 }
 
@@ -139,20 +139,24 @@ fn spawn_logged(job: &mut Job, log: &Path) -> Result<std::process::Child> {
         .stdout(file.try_clone()?)
         .stderr(file);
     if job.lane == Lane::Busy {
-        at_lowest_priority(&mut job.command);
+        niced(&mut job.command, BUSY_NICENESS);
     }
     job.command
         .spawn()
         .with_context(|| format!("starting {}", job.name))
 }
 
-/// Makes `command` run at the lowest CPU priority (nice 19), with everything it starts:
-/// it gets the CPU time that the processes at normal priority leave.
-pub fn at_lowest_priority(command: &mut Command) -> &mut Command {
+/// The niceness of busy jobs: the lowest CPU priority.
+pub const BUSY_NICENESS: i32 = 19;
+
+/// Makes `command` run at CPU priority `niceness` (0 is normal, 19 the lowest), with
+/// everything it starts: the higher the niceness, the more of the CPU time goes to the
+/// processes at normal priority first.
+pub fn niced(command: &mut Command, niceness: i32) -> &mut Command {
     // SAFETY: setpriority is async-signal-safe; nothing else runs between fork and exec.
     unsafe {
-        command.pre_exec(|| {
-            if libc::setpriority(libc::PRIO_PROCESS, 0, 19) != 0 {
+        command.pre_exec(move || {
+            if libc::setpriority(libc::PRIO_PROCESS, 0, niceness) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
