@@ -79,6 +79,49 @@ fn forget_unpacked_framework_crates() {
     }
 }
 
+/// The workspace's dev profile (its root manifest's `[profile.dev]` tables), which a
+/// package verified alone lacks: profiles are the workspace root's. Given to the
+/// verification builds, with this build's build directory, it lets them reuse every
+/// dependency this build compiled with the same features instead of building all again.
+const DEV_PROFILE: &[(&str, &str)] = &[
+    ("profile.dev.debug", "\"line-tables-only\""),
+    ("profile.dev.split-debuginfo", "\"unpacked\""),
+    ("profile.dev.package.\"*\".debug", "false"),
+];
+
+/// This test's build directory (`<build>/debug/deps/<test>`).
+fn build_dir() -> PathBuf {
+    std::env::current_exe()
+        .unwrap()
+        .ancestors()
+        .nth(3)
+        .unwrap()
+        .to_owned()
+}
+
+#[test]
+fn the_verification_profile_is_the_workspace_profile() {
+    let manifest = std::fs::read_to_string(repo_root().join("Cargo.toml")).unwrap();
+    let profile = manifest
+        .split_once("\n[profile.dev]\n")
+        .expect("a [profile.dev] table")
+        .1;
+    let lines: Vec<&str> = profile
+        .lines()
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "debug = \"line-tables-only\"",
+            "split-debuginfo = \"unpacked\"",
+            "[profile.dev.package.\"*\"]",
+            "debug = false",
+        ],
+        "DEV_PROFILE must say what the workspace's [profile.dev] says"
+    );
+}
+
 #[test]
 #[ignore = "slow (builds every framework crate from its package): `cargo xtask test` runs it last"]
 fn every_framework_crate_builds_from_its_package() {
@@ -86,7 +129,14 @@ fn every_framework_crate_builds_from_its_package() {
     let mut package = kubebuilder_cli::cargo();
     package
         .args(["package", "--workspace", "--allow-dirty"])
-        .env(K8S_OPENAPI_VERSION.0, K8S_OPENAPI_VERSION.1);
+        .env(K8S_OPENAPI_VERSION.0, K8S_OPENAPI_VERSION.1)
+        // The packages' binaries go to a directory of their own: tests running beside this
+        // one start this build's.
+        .env("CARGO_BUILD_BUILD_DIR", build_dir())
+        .env("CARGO_TARGET_DIR", build_dir().join("package-verification"));
+    for (key, value) in DEV_PROFILE {
+        package.arg("--config").arg(format!("{key}={value}"));
+    }
     for excluded in PROJECT_CRATES {
         package.args(["--exclude", excluded]);
     }
