@@ -73,7 +73,7 @@ cargo xtask test        # fmt, clippy, manifests --check and every test, against
 | `create webhook --group G --version V --kind K [--defaulting] [--programmatic-validation]` | the kind's admission webhooks, registered in the manager; then `manifests` |
 | `manifests [--check]` | CRDs, RBAC roles and webhook configurations from the attributes; `--check` fails listing stale files |
 | `run` | the manager against the current kubeconfig's cluster, or a local control plane when there is none |
-| `test` | every test against a local control plane (slow `#[ignore]` tests last) |
+| `test` | every test against a local control plane, several at once (the slow `#[ignore]` ones at the lowest CPU priority) |
 | `install` / `uninstall` | the CRDs, in the current kubeconfig's cluster |
 | `deploy [--image IMG]` / `undeploy` | everything `config/default` holds (cert-manager must be installed) |
 | `build-installer [--image IMG]` | `config/default` rendered into `dist/install.yaml` |
