@@ -20,7 +20,7 @@ use kubebuilder_envtest::node;
 use crate::report::Phases;
 use crate::test::binaries;
 use crate::test::jobs::niced;
-use crate::test::step;
+use crate::test::{step, succeeds};
 use crate::{certmanager, cluster, image, kustomize};
 
 /// The image the end-to-end tests deploy (kubebuilder's e2e uses the same name).
@@ -83,7 +83,7 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
     };
     if packages.iter().any(|p| p == NODE_TESTS_PACKAGE) {
         phases.time("the node's own tests", || {
-            step(
+            succeeds(
                 "the node's own tests",
                 test(NODE_TESTS_PACKAGE, "node")?.env(assets::ASSETS_ENV, &assets),
             )
@@ -104,7 +104,7 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
         for package in packages.iter().filter(|p| *p != NODE_TESTS_PACKAGE) {
             let name = format!("the e2e tests of {package}");
             phases.time(&name, || {
-                step(
+                succeeds(
                     &name,
                     test(package, "e2e")?
                         // They mostly wait: for minutes to pass, pods to start.
@@ -112,7 +112,7 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
                         .env("KUBECONFIG", node.kubeconfig_path())
                         .env(IMAGE_ENV, E2E_IMAGE)
                         .env("E2E_IMAGE_ARCHIVE", &archive)
-                        .env("XTASK", std::env::current_exe()?),
+                        .env("XTASK", crate::xtask_exe()?),
                 )
             })?;
         }
@@ -135,7 +135,7 @@ const IMAGE_BUILD_NICENESS: i32 = 10;
 
 /// `cargo xtask docker-build` of the e2e image, started at [`IMAGE_BUILD_NICENESS`].
 fn spawn_image_build() -> Result<Child> {
-    let mut command = Command::new(std::env::current_exe()?);
+    let mut command = Command::new(crate::xtask_exe()?);
     command.args(["docker-build", "--image", E2E_IMAGE]);
     niced(&mut command, IMAGE_BUILD_NICENESS)
         .spawn()
@@ -151,7 +151,7 @@ fn undeploy_removes_everything(node: &node::Node) -> Result<()> {
     )?;
     step(
         "cargo xtask undeploy",
-        Command::new(std::env::current_exe()?)
+        Command::new(crate::xtask_exe()?)
             .arg("undeploy")
             .env("KUBECONFIG", node.kubeconfig_path()),
     )?;

@@ -60,7 +60,7 @@ fn start() -> Result<()> {
     fs::create_dir_all(&dir)?;
     let _ = fs::remove_file(dir.join("pid"));
     let log = fs::File::create(dir.join("serve.log"))?;
-    let mut command = std::process::Command::new(std::env::current_exe()?);
+    let mut command = std::process::Command::new(crate::xtask_exe()?);
     command
         .args(["envtest", "serve"])
         .stdin(Stdio::null())

@@ -155,6 +155,21 @@ pub fn cargo() -> std::process::Command {
     command
 }
 
+/// This `cargo xtask`'s executable, to run its other commands with. The test build of the
+/// workspace builds xtask again (with the features of every package unified) and replaces
+/// the file this process started from; Linux then names the running executable
+/// `<path> (deleted)`, and the file at `<path>` is the same program, built anew.
+pub fn xtask_exe() -> Result<PathBuf> {
+    let exe = std::env::current_exe().context("this xtask's path")?;
+    Ok(replaced_executable(&exe).unwrap_or(exe))
+}
+
+/// The path of a replaced executable (`<path> (deleted)`), when a file is there again.
+fn replaced_executable(exe: &Path) -> Option<PathBuf> {
+    let path = PathBuf::from(exe.to_str()?.strip_suffix(" (deleted)")?);
+    path.is_file().then_some(path)
+}
+
 /// The workspace's members, as `cargo metadata --no-deps` describes them (name, features,
 /// targets, ...).
 pub fn workspace_packages() -> Result<Vec<serde_json::Value>> {
@@ -234,6 +249,17 @@ mod tests {
             Some(root.clone())
         );
         assert_eq!(find_workspace_root(&root), Some(root.clone()));
+    }
+
+    #[test]
+    fn a_replaced_executable_is_found_at_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("xtask");
+        let deleted = PathBuf::from(format!("{} (deleted)", path.display()));
+        assert_eq!(replaced_executable(&deleted), None);
+        std::fs::write(&path, "").unwrap();
+        assert_eq!(replaced_executable(&deleted), Some(path.clone()));
+        assert_eq!(replaced_executable(&path), None);
     }
 
     #[test]

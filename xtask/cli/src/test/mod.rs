@@ -79,7 +79,7 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
     unsafe { std::env::set_var(assets::ASSETS_ENV, &tools.assets) };
     phases.time("a control plane started and stopped", report_startup_time)?;
     phases.time("cargo fmt --check", || {
-        step(
+        succeeds(
             "cargo fmt --check",
             crate::cargo()
                 .current_dir(&root)
@@ -201,7 +201,7 @@ fn checks(root: &Path, tools: &Tools, build_args: &[String]) -> Result<Vec<Job>>
     }
     // The generated manifests must match the declarations (CI fails on drift), as a build
     // of the declarations binary has them: the reference.
-    let mut manifests = Command::new(std::env::current_exe().context("this xtask's path")?);
+    let mut manifests = Command::new(crate::xtask_exe()?);
     manifests
         .current_dir(root)
         .args(["manifests", "--check", "--build"]);
@@ -236,9 +236,15 @@ fn report_startup_time() -> Result<()> {
     Ok(())
 }
 
-/// Runs `command` in the foreground, failing when it fails.
+/// Says `name`, then runs `command` in the foreground, failing when it fails.
 pub(crate) fn step(name: &str, command: &mut Command) -> Result<()> {
     eprintln!("xtask: {name}");
+    succeeds(name, command)
+}
+
+/// Runs `command` (a phase already said what it is) in the foreground, failing when it
+/// fails.
+pub(crate) fn succeeds(name: &str, command: &mut Command) -> Result<()> {
     let status = command
         .status()
         .with_context(|| format!("running {name}"))?;
