@@ -10,7 +10,6 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::Write as _;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -178,18 +177,17 @@ fn file_name(name: &str) -> String {
         .collect()
 }
 
+/// Prints a job's end and its output in one piece (`println!` holds the lock on standard
+/// output for the whole of it, and a test's capture takes it).
 fn print_outcome(outcome: &Outcome) {
     let verdict = if outcome.passed { "passed" } else { "FAILED" };
-    let mut stdout = std::io::stdout().lock();
-    let _ = writeln!(
-        stdout,
+    println!(
         "\nxtask: ──── {}: {verdict} in {:.1} s ({}) ────\n{}",
         outcome.name,
         outcome.elapsed.as_secs_f64(),
         outcome.status,
         outcome.output.trim_end()
     );
-    let _ = stdout.flush();
 }
 
 /// The outcomes as a table, the longest first: job, lane, result, seconds.
