@@ -3,6 +3,7 @@
 //! `cargo build` reports it; `cargo check` does not evaluate it).
 
 #[test]
+#[ignore = "slow (builds a copy of the dependency tree): `cargo xtask test` runs it beside the other tests"]
 fn mismatched_registrations_do_not_compile() {
     let cases = trybuild::TestCases::new();
     // A passing case makes trybuild build (not only check) every case.
