@@ -158,6 +158,7 @@ fn listening_addresses(pid: u32) -> Vec<SocketAddr> {
 }
 
 #[test]
+#[ignore = "slow (`cargo xtask run` builds the manager): `cargo xtask test` runs it beside the other tests"]
 fn a_local_run_listens_on_loopback_only() {
     let plane = kubebuilder_envtest::shared();
     let logs = tempfile::tempdir().unwrap();
