@@ -193,7 +193,7 @@ fn print_outcome(outcome: &Outcome) {
 /// The outcomes as a table, the longest first: job, lane, result, seconds.
 pub fn table(outcomes: &[Outcome]) -> String {
     let mut sorted: Vec<&Outcome> = outcomes.iter().collect();
-    sorted.sort_by(|a, b| b.elapsed.cmp(&a.elapsed));
+    sorted.sort_by_key(|outcome| std::cmp::Reverse(outcome.elapsed));
     let rows: Vec<[String; 4]> = sorted
         .iter()
         .map(|outcome| {
