@@ -9,7 +9,7 @@
 
 #![cfg(feature = "e2e")]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -18,9 +18,11 @@ use api::v1::{ConcurrencyPolicy, CronJob};
 use api::v2;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::authentication::v1::TokenRequest;
+use k8s_openapi::api::authorization::v1::SubjectAccessReview;
 use k8s_openapi::api::batch::v1::Job;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{Pod, Service, ServiceAccount};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
 use k8s_openapi::api::rbac::v1::ClusterRoleBinding;
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{DeleteParams, ListParams, LogParams, Patch, PatchParams, PostParams};
@@ -38,6 +40,14 @@ const LEASE: &str = "80807133.tutorial.kubebuilder.io";
 /// The manager's lease duration: a takeover must happen within it.
 const LEASE_DURATION: Duration = Duration::from_secs(15);
 const SCHEDULED_AT: &str = "batch.tutorial.kubebuilder.io/scheduled-at";
+
+/// The manager's pods as [`deployed`] leaves them: one replica, the leader. The
+/// leader-election test scales the Deployment to two and deletes the leader's pod, and
+/// holds this for writing until one replica is left; a test that needs the leader to
+/// answer through a Service holds it for reading, so that its requests never meet a
+/// follower (which serves no controller metrics: its controllers have not started) or a
+/// pod on its way out.
+static MANAGER_PODS: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
 
 /// Deploys the image once (`cargo xtask deploy --image $E2E_IMAGE`, which waits for the
 /// rollout) for every test of this binary. First, a deploy of an image the node does not
@@ -223,6 +233,7 @@ async fn pods_of_job(client: &Client, namespace: &str, job: &str) -> Vec<Pod> {
 async fn the_manager_is_ready_and_its_metrics_need_a_token() {
     deployed();
     let client = client().await;
+    let _pods = MANAGER_PODS.read().await;
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), NAMESPACE);
     let status = deployments.get(DEPLOYMENT).await.unwrap().status.unwrap();
     assert!(status.available_replicas.unwrap_or(0) >= 1, "{status:?}");
@@ -237,6 +248,7 @@ async fn the_manager_is_ready_and_its_metrics_need_a_token() {
     }))
     .unwrap();
     let _ = bindings.create(&PostParams::default(), &binding).await;
+    binding_applies(&client).await;
     let accounts: Api<ServiceAccount> = Api::namespaced(client.clone(), NAMESPACE);
     let token = accounts
         .create_token_request(
@@ -259,6 +271,7 @@ async fn the_manager_is_ready_and_its_metrics_need_a_token() {
         .cluster_ip
         .unwrap();
     let url = format!("https://{ip}:8443/metrics");
+    metrics_service_routes_to_the_leader_alone(&client).await;
 
     let namespace = namespace("e2e-metrics").await;
     let with_token = curl(&client, &namespace, "with-token", &url, Some(&token)).await;
@@ -273,6 +286,79 @@ async fn the_manager_is_ready_and_its_metrics_need_a_token() {
     );
     let without = curl(&client, &namespace, "without-token", &url, None).await;
     assert!(without.starts_with("401"), "without a token: {without}");
+}
+
+/// Waits until the apiserver authorizes the manager's service account to read
+/// `/metrics`: the manager asks it with a SubjectAccessReview on each scrape, and its
+/// authorizer learns of a new binding through a watch, a moment after the binding is
+/// created.
+async fn binding_applies(client: &Client) {
+    let reviews: Api<SubjectAccessReview> = Api::all(client.clone());
+    let review: SubjectAccessReview = serde_json::from_value(json!({"spec": {
+        "user": format!("system:serviceaccount:{NAMESPACE}:{SERVICE_ACCOUNT}"),
+        "groups": ["system:serviceaccounts", format!("system:serviceaccounts:{NAMESPACE}"), "system:authenticated"],
+        "nonResourceAttributes": {"path": "/metrics", "verb": "get"},
+    }}))
+    .unwrap();
+    wait_for(
+        client,
+        "the metrics reader binding to authorize the manager's service account",
+        Duration::from_secs(60),
+        || async {
+            let reviewed = reviews.create(&PostParams::default(), &review).await.ok()?;
+            reviewed.status?.allowed.then_some(())
+        },
+    )
+    .await;
+}
+
+/// Waits until a connection to the metrics Service can only reach the leader: its
+/// EndpointSlices list one endpoint, ready, the pod holding the lease, and the node's
+/// kube-proxy sends the Service's connections to that pod's address alone. Each follows
+/// the one before it by a delay of its own (the lease after the pod starts, the
+/// EndpointSlices after its readiness, kube-proxy's rules after the EndpointSlices).
+async fn metrics_service_routes_to_the_leader_alone(client: &Client) {
+    let leases: Api<Lease> = Api::namespaced(client.clone(), NAMESPACE);
+    let slices: Api<EndpointSlice> = Api::namespaced(client.clone(), NAMESPACE);
+    let of_the_service =
+        ListParams::default().labels(&format!("kubernetes.io/service-name={METRICS_SERVICE}"));
+    let node = node::running().unwrap();
+    wait_for(
+        client,
+        "the metrics Service to route to the leader's pod alone",
+        Duration::from_secs(120),
+        || async {
+            let holder = leases.get(LEASE).await.ok()?.spec?.holder_identity?;
+            let slices = slices.list(&of_the_service).await.ok()?.items;
+            let port = slices
+                .iter()
+                .flat_map(|slice| slice.ports.iter().flatten())
+                .find(|port| port.name.as_deref() == Some("https"))?
+                .port?;
+            let endpoints: Vec<_> = slices
+                .into_iter()
+                .flat_map(|slice| slice.endpoints.unwrap_or_default())
+                .collect();
+            let [endpoint] = endpoints.as_slice() else {
+                return None;
+            };
+            let ready = endpoint.conditions.as_ref()?.ready == Some(true);
+            let pod = endpoint.target_ref.as_ref()?.name.as_deref()?;
+            // The holder identity is the pod's host name, `_`, and a random suffix.
+            let leads = holder
+                .strip_prefix(pod)
+                .is_some_and(|suffix| suffix.starts_with('_'));
+            let [address] = endpoint.addresses.as_slice() else {
+                return None;
+            };
+            let routes = node
+                .service_routes(NAMESPACE, METRICS_SERVICE, "https")
+                .unwrap_or_else(|error| panic!("the node's Service rules: {error:#}"));
+            (ready && leads && routes == BTreeSet::from([format!("{address}:{port}")]))
+                .then_some(())
+        },
+    )
+    .await;
 }
 
 /// `<status code> <body>` of a GET of `url` by curl in a pod (TLS not verified, as
@@ -635,6 +721,7 @@ async fn a_second_replica_takes_over_when_the_leader_pod_is_deleted() {
     )
     .await;
 
+    let _pods = MANAGER_PODS.write().await;
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), NAMESPACE);
     let scale = json!({"spec": {"replicas": 2}});
     deployments
@@ -715,6 +802,28 @@ async fn a_second_replica_takes_over_when_the_leader_pod_is_deleted() {
         per_run.values().all(|count| *count == 1),
         "duplicate Jobs per run: {per_run:?}"
     );
+
+    // Back to the one replica the other tests expect (see MANAGER_PODS).
+    let scale = json!({"spec": {"replicas": 1}});
+    deployments
+        .patch(DEPLOYMENT, &PatchParams::default(), &Patch::Merge(&scale))
+        .await
+        .unwrap();
+    wait_for(
+        &client,
+        "one manager pod again",
+        Duration::from_secs(120),
+        || async {
+            let status = deployments.get(DEPLOYMENT).await.ok()?.status?;
+            let manager_pods = pods
+                .list(&ListParams::default().labels("control-plane=controller-manager"))
+                .await
+                .ok()?
+                .items;
+            (status.ready_replicas == Some(1) && manager_pods.len() == 1).then_some(())
+        },
+    )
+    .await;
 }
 
 /// The regular files of an OCI archive's image (its first layer): path → (mode, contents).

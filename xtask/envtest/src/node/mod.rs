@@ -291,6 +291,19 @@ impl Node {
         usage
     }
 
+    /// Where the node's kube-proxy sends new connections to the port named `port` of the
+    /// Service `namespace/name` now, as `address:port`. Its rules follow the Service's
+    /// EndpointSlices some time after they change: a test that must reach particular pods
+    /// through a Service waits for these, not only for the EndpointSlices.
+    pub fn service_routes(
+        &self,
+        namespace: &str,
+        name: &str,
+        port: &str,
+    ) -> Result<std::collections::BTreeSet<String>> {
+        network::service_routes(namespace, name, port)
+    }
+
     /// The log of a component (`kubelet`, `containerd`, ...), for failure messages.
     pub fn component_log(&self, name: &str, lines: usize) -> String {
         State::load()

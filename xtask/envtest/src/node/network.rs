@@ -170,6 +170,38 @@ pub fn remove_rules_added_since(baseline: &BTreeSet<String>) {
     }
 }
 
+/// Where kube-proxy sends new connections to the port named `port` of the Service
+/// `namespace/name`: the `address:port` of each endpoint its NAT rules jump to now.
+pub fn service_routes(namespace: &str, name: &str, port: &str) -> Result<BTreeSet<String>> {
+    let output = Command::new("iptables-save")
+        .args(["-t", "nat"])
+        .output()
+        .context("running iptables-save")?;
+    if !output.status.success() {
+        bail!(
+            "`iptables-save -t nat` failed: {}",
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
+    }
+    Ok(routes_in(
+        &String::from_utf8_lossy(&output.stdout),
+        &format!("{namespace}/{name}:{port}"),
+    ))
+}
+
+/// The endpoints of the Service port `service_port` (`namespace/name:port`) in saved NAT
+/// rules: kube-proxy's iptables mode comments each jump from a Service's chain to one of
+/// its endpoints `"<namespace>/<name>:<port> -> <address>:<port>"`, and only those.
+fn routes_in(saved: &str, service_port: &str) -> BTreeSet<String> {
+    let prefix = format!("{service_port} -> ");
+    saved
+        .lines()
+        .filter(|line| line.starts_with("-A "))
+        .flat_map(shell_words)
+        .filter_map(|word| word.strip_prefix(&prefix).map(str::to_owned))
+        .collect()
+}
+
 /// Splits an `iptables-save` rule into arguments (double quotes group words).
 fn shell_words(line: &str) -> Vec<String> {
     let mut words = Vec::new();
@@ -269,5 +301,25 @@ mod tests {
             shell_words(r#"X --comment "" -j Y"#),
             ["X", "--comment", "", "-j", "Y"]
         );
+    }
+
+    #[test]
+    fn a_services_routes_are_the_endpoints_its_chain_jumps_to() {
+        // As kube-proxy writes them: the Service's portal, its chain's jumps to each
+        // endpoint, and each endpoint's own chain.
+        let saved = r#"*nat
+:KUBE-SVC-AAAA - [0:0]
+-A KUBE-SERVICES -d 10.96.12.34/32 -p tcp -m comment --comment "system/metrics:https cluster IP" -m tcp --dport 8443 -j KUBE-SVC-AAAA
+-A KUBE-SVC-AAAA -m comment --comment "system/metrics:https -> 10.244.0.7:8443" -m statistic --mode random --probability 0.50000000000 -j KUBE-SEP-BBBB
+-A KUBE-SVC-AAAA -m comment --comment "system/metrics:https -> 10.244.0.9:8443" -j KUBE-SEP-CCCC
+-A KUBE-SEP-BBBB -p tcp -m comment --comment "system/metrics:https" -m tcp -j DNAT --to-destination 10.244.0.7:8443
+-A KUBE-SVC-DDDD -m comment --comment "system/metrics-other:https -> 10.244.0.8:8443" -j KUBE-SEP-EEEE
+COMMIT
+"#;
+        assert_eq!(
+            routes_in(saved, "system/metrics:https"),
+            BTreeSet::from(["10.244.0.7:8443".to_owned(), "10.244.0.9:8443".to_owned()])
+        );
+        assert!(routes_in(saved, "system/metrics:http").is_empty());
     }
 }
