@@ -1077,13 +1077,20 @@ fn cpu_ticks() -> u64 {
     fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
 }
 
-/// Stays on a CPU until this process is charged `ticks` more clock ticks (at most 10 s).
-/// The kernel charges CPU time to whatever runs when a tick falls, and the reconciles
-/// between two scrapes can miss every tick, leaving the counter where it was.
+/// Stays on a CPU until this process is charged `ticks` more clock ticks. The counter
+/// moves in whole ticks (10 ms), and the reconciles between two scrapes can take less.
+/// A few ticks take well under a second of spinning on a loaded machine (1 s at most,
+/// measured beside two busy loops and other builds: 20 runnable threads on 2 cores); if
+/// 10 s are not enough, say so here rather than as a counter that "did not move".
 fn spend_cpu_ticks(ticks: u64) {
-    let target = cpu_ticks() + ticks;
+    let start = cpu_ticks();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while cpu_ticks() < target && Instant::now() < deadline {
+    while cpu_ticks() < start + ticks {
+        assert!(
+            Instant::now() < deadline,
+            "charged {} of {ticks} clock ticks in 10 s on a CPU: this thread was starved",
+            cpu_ticks() - start
+        );
         std::hint::black_box(0u64);
     }
 }
