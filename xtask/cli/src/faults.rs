@@ -5,12 +5,13 @@
 //! cycles, duplicates, misses, recovery min/p50/max, errors, detail.
 //!
 //! The suite is every test target of the workspace that requires the `faults` feature, so
-//! a project's own fault tests join it by declaring that feature.
+//! a project's own fault tests join it by declaring that feature. A package's targets run
+//! one after another, each test alone; the packages' run side by side.
 //!
 //! It fails when a test failed, when a target printed no report (a fault that did not run
 //! must not look like a pass), or when a report counts errors.
 
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::{BufRead as _, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -103,18 +104,19 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
     let binaries = phases.time("the test build (every target, every feature)", || {
         binaries::build(&root, &[])
     })?;
-    let runs = phases.time("the faults, one target after another", || {
-        let mut runs = Vec::new();
-        for target in targets {
-            let mut command = test_command(&target, &binaries)?;
-            command.env(assets::ASSETS_ENV, &assets);
-            if let Some(cycles) = args.cycles {
-                command.env(CYCLES_ENV, cycles.to_string());
-            }
-            runs.push(run_target(target, &mut command)?);
-        }
-        Ok(runs)
-    })?;
+    let runs = phases.time(
+        "the faults: a package's targets one after another, the packages side by side",
+        || {
+            run_by_package(targets, |target| {
+                let mut command = test_command(target, &binaries)?;
+                command.env(assets::ASSETS_ENV, &assets);
+                if let Some(cycles) = args.cycles {
+                    command.env(CYCLES_ENV, cycles.to_string());
+                }
+                Ok(command)
+            })
+        },
+    )?;
     let reports: Vec<FaultReport> = runs.iter().flat_map(|run| run.reports.clone()).collect();
     println!("\n{}", render(&reports));
     let failures = failures(&runs);
@@ -123,6 +125,52 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
     }
     eprintln!("xtask: the fault suite passed ({} faults)", reports.len());
     Ok(())
+}
+
+/// Runs each package's targets one after another (its faults may stop what its other
+/// targets measure), and the packages' chains side by side, each target with the command
+/// `command_for` gives; the runs in the targets' order.
+fn run_by_package(
+    targets: Vec<Target>,
+    command_for: impl Fn(&Target) -> Result<Command> + Sync,
+) -> Result<Vec<Run>> {
+    let mut chains: Vec<Vec<Target>> = Vec::new();
+    for target in targets {
+        match chains
+            .iter_mut()
+            .find(|chain| chain[0].package == target.package)
+        {
+            Some(chain) => chain.push(target),
+            None => chains.push(vec![target]),
+        }
+    }
+    let command_for = &command_for;
+    let chains: Vec<Result<Vec<Run>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = chains
+            .into_iter()
+            .map(|chain| {
+                scope.spawn(move || {
+                    chain
+                        .into_iter()
+                        .map(|target| {
+                            let mut command = command_for(&target)?;
+                            run_target(target, &mut command)
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| handle.join().expect("a chain of fault targets panicked"))
+            .collect()
+    });
+    Ok(chains
+        .into_iter()
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect())
 }
 
 /// One target's tests, one at a time (faults stop shared processes and measure time),
@@ -158,10 +206,10 @@ fn run_target(target: Target, command: &mut Command) -> Result<Run> {
         .with_context(|| format!("running the tests of {}", target.target))?;
     let stdout = child.stdout.take().context("the test's stdout")?;
     let mut reports = Vec::new();
-    let mut echo = std::io::stdout().lock();
+    // Line by line, named: another package's faults may be printing beside these.
     for line in BufReader::new(stdout).lines() {
         let line = line.context("reading the test output")?;
-        writeln!(echo, "{line}")?;
+        println!("[{}] {line}", target.target);
         reports.extend(report_in(&line));
     }
     let status = child.wait()?;
@@ -312,6 +360,52 @@ mod tests {
                 .collect::<Vec<_>>(),
             ["operator --test faults_leader", "runtime --test bad_input"]
         );
+    }
+
+    #[test]
+    fn each_package_runs_its_targets_in_turn_and_the_packages_side_by_side() {
+        let dir = tempfile::tempdir().unwrap();
+        let meeting = dir.path().to_owned();
+        let targets = vec![
+            target("controller", "faults_leader"),
+            target("runtime", "bad_input"),
+            target("controller", "faults_scale"),
+        ];
+        // The first target of each package waits (30 s at most) for the other package's
+        // to start: one package after the other, they would never meet.
+        let runs = run_by_package(targets, |target| {
+            let script = match target.target.as_str() {
+                "faults_scale" => "exit 0".to_owned(),
+                name => format!(
+                    "touch {dir}/{name}; for _ in $(seq 300); do \
+                     [ $(ls {dir} | wc -l) -ge 2 ] && exit 0; sleep 0.1; done; exit 1",
+                    dir = meeting.display()
+                ),
+            };
+            let mut command = Command::new("sh");
+            command.args(["-c", &script]);
+            Ok(command)
+        })
+        .unwrap();
+        let summary: Vec<(&str, bool)> = runs
+            .iter()
+            .map(|run| (run.target.target.as_str(), run.passed))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                ("faults_leader", true),
+                ("faults_scale", true),
+                ("bad_input", true)
+            ]
+        );
+    }
+
+    fn target(package: &str, target: &str) -> Target {
+        Target {
+            package: package.to_owned(),
+            target: target.to_owned(),
+        }
     }
 
     #[test]
