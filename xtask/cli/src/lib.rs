@@ -11,29 +11,48 @@
 
 #![warn(missing_docs)]
 
-pub mod certmanager;
-pub mod cluster;
-pub mod deploy;
-pub mod e2e;
-pub mod envtest;
-pub mod faults;
-pub mod helm;
-pub mod image;
-pub mod installer;
-pub mod kustomize;
+// What `cargo kubebuilder` runs, the scaffolds and the manifests they render, is always
+// built; the other commands only with the `xtask` feature (on by default), so that
+// `cargo kubebuilder` builds none of the client stack and control-plane harness they need.
 pub mod manifests;
-mod report;
-mod rollout;
-pub mod run;
 pub mod scaffold;
 pub mod source;
-pub mod test;
 pub mod tools;
 
-use std::path::{Path, PathBuf};
+#[cfg(feature = "xtask")]
+mod commands;
+#[cfg(feature = "xtask")]
+pub use commands::{Cli, Command, run, workspace_packages, xtask_exe};
+#[cfg(feature = "xtask")]
+pub mod certmanager;
+#[cfg(feature = "xtask")]
+pub mod cluster;
+#[cfg(feature = "xtask")]
+pub mod deploy;
+#[cfg(feature = "xtask")]
+pub mod e2e;
+#[cfg(feature = "xtask")]
+pub mod envtest;
+#[cfg(feature = "xtask")]
+pub mod faults;
+#[cfg(feature = "xtask")]
+pub mod helm;
+#[cfg(feature = "xtask")]
+pub mod image;
+#[cfg(feature = "xtask")]
+pub mod installer;
+#[cfg(feature = "xtask")]
+pub mod kustomize;
+#[cfg(feature = "xtask")]
+mod report;
+#[cfg(feature = "xtask")]
+mod rollout;
+#[cfg(feature = "xtask")]
+pub mod run;
+#[cfg(feature = "xtask")]
+pub mod test;
 
-use anyhow::{Context as _, Result, bail};
-use clap::{Parser, Subcommand};
+use std::path::{Path, PathBuf};
 
 /// kubebuilder for Rust's own crates, as a user gets them from crates.io.
 pub const FRAMEWORK_CRATES: &[&str] = &[
@@ -48,147 +67,40 @@ pub const FRAMEWORK_CRATES: &[&str] = &[
     "kubebuilder-runtime",
 ];
 
-/// The command line of a project's `cargo xtask` with no commands of its own.
-#[derive(Parser)]
-#[command(
-    name = "cargo xtask",
-    about = "Build, test, deploy and extend this operator project"
-)]
-pub struct Cli {
-    /// The command to run.
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-/// The commands every project's `cargo xtask` has.
-#[derive(Subcommand)]
-pub enum Command {
-    /// The local Kubernetes control plane (kube-apiserver + etcd built from Go modules).
-    Envtest {
-        /// What to do with it.
-        #[command(subcommand)]
-        command: envtest::Command,
-    },
-    /// The local node (kind's role): a real kubelet, containerd and control plane on this machine.
-    Cluster {
-        /// What to do with it.
-        #[command(subcommand)]
-        command: cluster::Command,
-    },
-    /// Every test of the workspace against a real control plane.
-    Test(test::Args),
-    /// Build or install every tool the test commands use (control plane, Go tools, cargo-deny, the node's).
-    Tools,
-    /// The end-to-end tests: the manager image deployed on the local node (kubebuilder's `make test-e2e`).
-    TestE2e(e2e::Args),
-    /// The fault suite: processes killed, the control plane stopped, permissions revoked, bad input; one table of figures.
-    TestFaults(faults::Args),
-    /// Build the manager's OCI image without a daemon (kubebuilder's `make docker-build`).
-    DockerBuild(image::Args),
-    /// Write the CRDs, RBAC roles and webhook configurations into config/ (`--check`: only verify).
-    Manifests(manifests::Args),
-    /// Apply the CRDs (config/crd) to the cluster of the current kubeconfig.
-    Install,
-    /// Delete the CRDs (config/crd) from the cluster.
-    Uninstall,
-    /// Apply everything config/default holds (CRDs, RBAC, manager, webhooks, certificates).
-    Deploy(deploy::DeployArgs),
-    /// Delete everything config/default holds from the cluster.
-    Undeploy(deploy::UndeployArgs),
-    /// Render config/default into dist/install.yaml.
-    BuildInstaller(installer::Args),
-    /// Write a Helm chart of config/default into dist/chart/ (kubebuilder's helm plugin).
-    Helm(helm::Args),
-    /// Run the manager locally against the current kubeconfig's cluster, or a local
-    /// control plane when none is configured (CRDs installed, samples applied).
-    Run(run::Args),
-    /// kubebuilder's CLI (`init`, `create`, `edit`, `version`), as `cargo kubebuilder` has it.
-    #[command(flatten)]
-    Scaffold(scaffold::Command),
-}
-
-/// Runs one command in the workspace found by [`workspace_root`].
-pub fn run(command: Command) -> Result<()> {
-    match command {
-        Command::Envtest { command } => envtest::run(command),
-        Command::Cluster { command } => cluster::run(command),
-        Command::Test(args) => test::run(args),
-        Command::Tools => tools::install_all(),
-        Command::TestE2e(args) => e2e::run(args),
-        Command::TestFaults(args) => faults::run(args),
-        Command::DockerBuild(args) => image::run(args),
-        Command::Manifests(args) => manifests::run(args),
-        Command::Install => deploy::install(),
-        Command::Uninstall => deploy::uninstall(),
-        Command::Deploy(args) => deploy::deploy(args),
-        Command::Undeploy(args) => deploy::undeploy(args),
-        Command::BuildInstaller(args) => installer::run(args),
-        Command::Helm(args) => helm::run(args),
-        Command::Run(args) => run::run(args),
-        Command::Scaffold(command) => scaffold::run(&command),
-    }
-}
-
 /// A `cargo` command as a user would type it: the same cargo as the one running `cargo
 /// xtask` (`$CARGO`), without the variables cargo sets for the package it runs
 /// (`CARGO_MANIFEST_DIR`, `CARGO_PKG_NAME`, ...). Build scripts such as ring's rerun when
 /// those change, so a nested build that inherited them would rebuild ring and everything
 /// above it, and the next build from a shell would do it all again.
+///
+/// Cargo's own settings from the environment stay: `CARGO_NET_OFFLINE=true cargo xtask …`
+/// keeps every nested command offline. `cargo --offline xtask …` cannot: cargo replaces
+/// itself with the program it runs (`cargo run`, a `cargo-<name>` subcommand) and passes
+/// on neither the flag nor a variable, so nothing is left that says it was given.
 pub fn cargo() -> std::process::Command {
     let mut command =
         std::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     for (name, _) in std::env::vars_os() {
         let name = name.to_string_lossy();
-        if [
-            "CARGO_PKG_",
-            "CARGO_MANIFEST_",
-            "CARGO_CRATE_",
-            "CARGO_BIN_",
-        ]
-        .iter()
-        .any(|prefix| name.starts_with(prefix))
-            || name == "CARGO_PRIMARY_PACKAGE"
-        {
+        if set_for_the_package(&name) {
             command.env_remove(&*name);
         }
     }
     command
 }
 
-/// This `cargo xtask`'s executable, to run its other commands with. The test build of the
-/// workspace builds xtask again (with the features of every package unified) and replaces
-/// the file this process started from; Linux then names the running executable
-/// `<path> (deleted)`, and the file at `<path>` is the same program, built anew.
-pub fn xtask_exe() -> Result<PathBuf> {
-    let exe = std::env::current_exe().context("this xtask's path")?;
-    Ok(replaced_executable(&exe).unwrap_or(exe))
-}
-
-/// The path of a replaced executable (`<path> (deleted)`), when a file is there again.
-fn replaced_executable(exe: &Path) -> Option<PathBuf> {
-    let path = PathBuf::from(exe.to_str()?.strip_suffix(" (deleted)")?);
-    path.is_file().then_some(path)
-}
-
-/// The workspace's members, as `cargo metadata --no-deps` describes them (name, features,
-/// targets, ...).
-pub fn workspace_packages() -> Result<Vec<serde_json::Value>> {
-    let output = cargo()
-        .current_dir(workspace_root())
-        .args(["metadata", "--format-version", "1", "--no-deps"])
-        .output()
-        .context("running cargo metadata")?;
-    if !output.status.success() {
-        bail!(
-            "cargo metadata failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-    }
-    let mut metadata: serde_json::Value = serde_json::from_slice(&output.stdout)?;
-    match metadata["packages"].take() {
-        serde_json::Value::Array(packages) => Ok(packages),
-        _ => bail!("cargo metadata printed no packages"),
-    }
+/// Whether the variable `name` is one cargo sets for the package it builds or runs,
+/// rather than one of cargo's own settings.
+fn set_for_the_package(name: &str) -> bool {
+    [
+        "CARGO_PKG_",
+        "CARGO_MANIFEST_",
+        "CARGO_CRATE_",
+        "CARGO_BIN_",
+    ]
+    .iter()
+    .any(|prefix| name.starts_with(prefix))
+        || name == "CARGO_PRIMARY_PACKAGE"
 }
 
 /// The root of the workspace `cargo xtask` works on: the nearest directory holding a
@@ -252,14 +164,25 @@ mod tests {
     }
 
     #[test]
-    fn a_replaced_executable_is_found_at_its_path() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("xtask");
-        let deleted = PathBuf::from(format!("{} (deleted)", path.display()));
-        assert_eq!(replaced_executable(&deleted), None);
-        std::fs::write(&path, "").unwrap();
-        assert_eq!(replaced_executable(&deleted), Some(path.clone()));
-        assert_eq!(replaced_executable(&path), None);
+    fn nested_cargo_commands_keep_cargos_settings_but_not_the_packages_variables() {
+        for name in [
+            "CARGO_PKG_NAME",
+            "CARGO_MANIFEST_DIR",
+            "CARGO_MANIFEST_PATH",
+            "CARGO_CRATE_NAME",
+            "CARGO_BIN_NAME",
+            "CARGO_PRIMARY_PACKAGE",
+        ] {
+            assert!(set_for_the_package(name), "{name}");
+        }
+        for name in [
+            "CARGO_NET_OFFLINE",
+            "CARGO_HOME",
+            "CARGO_TARGET_DIR",
+            "CARGO_REGISTRIES_CRATES_IO_PROTOCOL",
+        ] {
+            assert!(!set_for_the_package(name), "{name}");
+        }
     }
 
     #[test]

@@ -61,20 +61,33 @@ pub fn run(args: Args) -> Result<()> {
         declarations(&root, &options)?
     };
     let outputs = outputs(&root, &declarations)?;
-    let stale = stale(&root, &outputs);
     if args.check {
-        if stale.is_empty() {
-            eprintln!("manifests: all {} files up to date", outputs.len());
-            return Ok(());
-        }
-        for output in &stale {
-            eprintln!("{}: out of date", output.path.display());
-        }
-        bail!(
-            "{} generated file(s) are out of date; run `cargo xtask manifests`",
-            stale.len()
-        );
+        check(&root, &outputs)
+    } else {
+        write(&root, &outputs)
     }
+}
+
+/// Fails listing the outputs whose file is missing or out of date, if any.
+fn check(root: &Path, outputs: &[Output]) -> Result<()> {
+    let stale = stale(root, outputs);
+    if stale.is_empty() {
+        eprintln!("manifests: all {} files up to date", outputs.len());
+        return Ok(());
+    }
+    for output in &stale {
+        eprintln!("{}: out of date", output.path.display());
+    }
+    bail!(
+        "{} generated file(s) are out of date; run `cargo xtask manifests`",
+        stale.len()
+    );
+}
+
+/// Writes the outputs whose file is missing or out of date in the workspace at `root`,
+/// saying which.
+pub fn write(root: &Path, outputs: &[Output]) -> Result<()> {
+    let stale = stale(root, outputs);
     for output in &stale {
         let path = root.join(&output.path);
         if let Some(dir) = path.parent() {

@@ -3,30 +3,15 @@
 //! from the Go module proxy, and cargo-deny, installed with `cargo install` from crates.io.
 //! Each goes into a versioned directory of the cache, outside `target/`, so that `cargo
 //! clean` keeps it and a new version is a new directory.
+//!
+//! The pins are always built (`cargo kubebuilder version` prints controller-gen's); the
+//! installs only with the `xtask` feature, which has the cache.
 
-use std::path::PathBuf;
-use std::process::Command;
+#[cfg(feature = "xtask")]
+mod install;
 
-use anyhow::{Context, Result, bail};
-use kubebuilder_envtest::{assets, node};
-
-/// `cargo xtask tools`: everything `test`, `test-faults` and `test-e2e` use, built or
-/// installed into the cache once, so that those commands can then run side by side
-/// without building the same tool twice: the control plane and the Go tools of `test`;
-/// when the workspace has end-to-end tests, the node's binaries, its Debian packages and
-/// cert-manager's images.
-pub fn install_all() -> Result<()> {
-    for (name, path) in crate::test::install_tools()?.paths() {
-        println!("{name}={}", path.display());
-    }
-    if !crate::e2e::e2e_packages()?.is_empty() {
-        assets::NODE.install()?;
-        node::packages::ensure_node_packages()?;
-        node::packages::ensure("the Dockerfile check", &[("/usr/bin/podman", "podman")])?;
-        crate::certmanager::images()?;
-    }
-    Ok(())
-}
+#[cfg(feature = "xtask")]
+pub use install::install_all;
 
 /// A Go tool pinned to one version.
 pub struct Tool {
@@ -68,36 +53,6 @@ pub const PROMTOOL: Tool = Tool {
     version: "v0.316.0",
 };
 
-impl Tool {
-    /// The tool's path: `$<ENV>` when set, else the cache, installing it there first.
-    pub fn install(&self) -> Result<PathBuf> {
-        if let Some(path) = given(self.env) {
-            return Ok(path);
-        }
-        let bin_dir = cache_dir(self.binary, self.version);
-        let path = bin_dir.join(self.binary);
-        if path.is_file() {
-            return Ok(path);
-        }
-        eprintln!("xtask: go install {}@{}", self.package, self.version);
-        let output = Command::new("go")
-            .args(["install", &format!("{}@{}", self.package, self.version)])
-            .env("GOBIN", &bin_dir)
-            .env("CGO_ENABLED", "0")
-            .output()
-            .context("running `go install` (is Go 1.26 installed?)")?;
-        if !output.status.success() {
-            bail!(
-                "`go install {}@{}` failed:\n{}",
-                self.package,
-                self.version,
-                String::from_utf8_lossy(&output.stderr).trim_end()
-            );
-        }
-        Ok(path)
-    }
-}
-
 /// A cargo subcommand from crates.io pinned to one version.
 pub struct CargoTool {
     /// The crate, which is also the binary's name.
@@ -115,51 +70,3 @@ pub const CARGO_DENY: CargoTool = CargoTool {
     env: "CARGO_DENY",
     version: "0.20.2",
 };
-
-impl CargoTool {
-    /// The tool's path: `$<ENV>` when set, else the cache, installing it there first with
-    /// `cargo install --locked` (the crate's own lock file: the versions its release was
-    /// tested with).
-    pub fn install(&self) -> Result<PathBuf> {
-        if let Some(path) = given(self.env) {
-            return Ok(path);
-        }
-        let root = cache_dir(self.name, self.version);
-        let path = root.join("bin").join(self.name);
-        if path.is_file() {
-            return Ok(path);
-        }
-        eprintln!(
-            "xtask: cargo install --locked {}@{}",
-            self.name, self.version
-        );
-        let status = crate::cargo()
-            .args(["install", "--locked", "--version", self.version, self.name])
-            .arg("--root")
-            .arg(&root)
-            .status()
-            .context("running `cargo install`")?;
-        if !status.success() {
-            bail!(
-                "`cargo install {}@{}` failed ({status})",
-                self.name,
-                self.version
-            );
-        }
-        Ok(path)
-    }
-}
-
-/// `$<env>`, when set and not empty: a binary given instead of the cached one.
-fn given(env: &str) -> Option<PathBuf> {
-    std::env::var_os(env)
-        .filter(|path| !path.is_empty())
-        .map(PathBuf::from)
-}
-
-/// The directory of one version of a tool in the cache.
-fn cache_dir(name: &str, version: &str) -> PathBuf {
-    assets::cache_root()
-        .join("tools")
-        .join(format!("{name}-{version}"))
-}

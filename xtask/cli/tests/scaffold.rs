@@ -266,13 +266,12 @@ impl NewProject {
     }
 }
 
-/// The path `[patch.crates-io]` of a project's `manifest` gives `name`.
-fn manifest_patch_path(manifest: &str, name: &str) -> PathBuf {
-    let patches = manifest.split_once("[patch.crates-io]\n").unwrap().1;
-    let line = patches
+/// The path a project's `manifest` gives the dependency `name` (`init --local`).
+fn manifest_dependency_path(manifest: &str, name: &str) -> PathBuf {
+    let line = manifest
         .lines()
-        .find_map(|line| line.strip_prefix(&format!("{name} = {{ path = \"")))
-        .unwrap_or_else(|| panic!("no patch of {name} in:\n{manifest}"));
+        .find_map(|line| line.strip_prefix(&format!("{name} = {{ version = \"0.1.0\", path = \"")))
+        .unwrap_or_else(|| panic!("no path for {name} in:\n{manifest}"));
     PathBuf::from(line.strip_suffix("\" }").unwrap())
 }
 
@@ -330,14 +329,14 @@ fn init_writes_a_workspace_on_this_repositorys_crates_and_pins() {
         "kubebuilder-envtest",
         "kubebuilder-runtime",
     ] {
-        let line = format!("{name} = \"0.1.0\"");
+        let line = format!("{name} = {{ version = \"0.1.0\", path = ");
         assert!(manifest.contains(&line), "{line} missing from:\n{manifest}");
     }
     // `--local`: the checkout by a relative path, from the project's directory.
     let local = std::path::absolute(
         project
             .root
-            .join(manifest_patch_path(&manifest, "kubebuilder-runtime")),
+            .join(manifest_dependency_path(&manifest, "kubebuilder-runtime")),
     )
     .unwrap();
     assert_eq!(
@@ -379,6 +378,41 @@ fn init_writes_a_workspace_on_this_repositorys_crates_and_pins() {
         project
             .read("config/crd/kustomization.yaml")
             .contains("\nresources: []\n")
+    );
+}
+
+#[test]
+fn create_in_a_new_project_writes_its_manifests_without_building_it() {
+    let project = NewProject::init();
+    // A `cargo xtask` that fails at once: `create` must render the manifests itself, where
+    // the project's own would first build its xtask (minutes, the first time).
+    fs::write(
+        project.root.join(".cargo/config.toml"),
+        "[alias]\nxtask = \"no-such-subcommand\"\n",
+    )
+    .unwrap();
+    for line in [
+        "create api --group ship --version v1 --kind Frigate",
+        "create webhook --group ship --version v1 --kind Frigate --defaulting",
+    ] {
+        create_in(&project.root, &create_command(line)).unwrap_or_else(|e| panic!("{line}: {e:#}"));
+    }
+    let crd = project.read("config/crd/bases/ship.example.com_frigates.yaml");
+    assert!(crd.contains("\n    kind: Frigate\n"), "{crd}");
+    assert!(
+        project
+            .read("config/rbac/role.yaml")
+            .contains("- frigates\n")
+    );
+    assert!(
+        project
+            .read("config/webhook/manifests.yaml")
+            .contains("name: mfrigate-v1.kb.io"),
+    );
+    assert!(
+        project
+            .read("config/crd/kustomization.yaml")
+            .contains("- bases/ship.example.com_frigates.yaml")
     );
 }
 

@@ -4,9 +4,16 @@
 //! builds, renders its manifests and passes its own `cargo xtask test` as it is.
 //!
 //! The project depends on the kubebuilder crates by version, as a crates.io user gets
-//! them. `--local` points it at a checkout of kubebuilder for Rust instead, with a
-//! `[patch.crates-io]` section whose paths are relative to the project: nothing the
-//! project holds names a directory of the machine it was made on.
+//! them. `--local` points it at a checkout of kubebuilder for Rust instead, adding to each
+//! of them a `path` relative to the project: nothing the project holds names a directory of
+//! the machine it was made on.
+//!
+//! Not through a `[patch.crates-io]` section: a lock file does not say where a path
+//! package is, and cargo takes a lock entry of a name for the last path package of that
+//! name it finds, through the patches' dependencies (dev-dependencies included) after the
+//! members. The checkout's own `api` is one of those, so the project's `api` would never
+//! be locked, and its patched `kubebuilder` dependency would send every cargo command to
+//! the crates.io index. A dependency with a path is locked by its path instead.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -51,7 +58,7 @@ pub struct Args {
     #[arg(long)]
     pub name: Option<String>,
     /// Use the kubebuilder crates of the checkout at this path instead of crates.io
-    /// (through `[patch.crates-io]`, by a path relative to the project).
+    /// (each dependency on them gets a `path`, relative to the project).
     #[arg(long, value_name = "CHECKOUT")]
     pub local: Option<PathBuf>,
     /// Watch and be granted only the manager's own namespace: its rules are a Role, and
@@ -273,29 +280,21 @@ fn leader_election_id(domain: &str, name: &str) -> String {
 
 /// The new workspace's `Cargo.toml`: this repository's, with the project's members, its
 /// own crates in `[workspace.dependencies]` replaced by the project's and by the
-/// kubebuilder crates' versions, and with `local` (a checkout, relative to the project)
-/// patched in for them; every other pin, and the profiles, as they are.
+/// kubebuilder crates' versions, with the paths of `local` (a checkout, relative to the
+/// project) when given; every other pin, and the profiles, as they are.
 fn workspace_manifest(local: Option<&Path>) -> Result<String> {
     let mut manifest = String::from(
         "[workspace]\nresolver = \"3\"\n\
          members = [\"api\", \"controller\", \"xtask\", \"xtask/declarations\"]\n",
     );
-    let mut patches = None;
     // The sections after our [workspace], whose members are ours alone.
     for section in OUR_MANIFEST.split("\n[").skip(1) {
         let section = format!("[{}", section.trim_end());
         let section = match section.strip_prefix("[workspace.dependencies]\n") {
-            Some(dependencies) => {
-                let (section, patch) = dependencies_section(dependencies, local)?;
-                patches = patch;
-                section
-            }
+            Some(dependencies) => dependencies_section(dependencies, local)?,
             None => section,
         };
         manifest += &format!("\n{section}\n");
-    }
-    if let Some(patches) = patches {
-        manifest += &format!("\n{patches}");
     }
     Ok(manifest)
 }
@@ -324,39 +323,39 @@ impl<'a> OwnCrate<'a> {
 }
 
 /// Our `[workspace.dependencies]`, which starts with the block of this repository's crates
-/// (up to the first blank line), for a new project; and with `local`, the
-/// `[patch.crates-io]` section that takes every kubebuilder crate from that checkout.
-fn dependencies_section(
-    dependencies: &str,
-    local: Option<&Path>,
-) -> Result<(String, Option<String>)> {
+/// (up to the first blank line), for a new project: the kubebuilder crates by version, and
+/// with `local` from that checkout.
+fn dependencies_section(dependencies: &str, local: Option<&Path>) -> Result<String> {
     let (own_crates, pins) = dependencies
         .split_once("\n\n")
         .context("our [workspace.dependencies] starts with the block of our own crates")?;
     let own_crates: Vec<OwnCrate> = own_crates.lines().filter_map(OwnCrate::parse).collect();
     let mut section = String::from(
         "[workspace.dependencies]\n# This project's crates.\napi = { path = \"api\" }\n\
-         controller = { path = \"controller\" }\n# kubebuilder for Rust.\n",
+         controller = { path = \"controller\" }\n",
     );
+    section += match local {
+        None => "# kubebuilder for Rust.\n",
+        Some(_) => {
+            "# kubebuilder for Rust, from a checkout (`init --local`); without the paths, from \
+             crates.io.\n"
+        }
+    };
     for name in KUBEBUILDER_CRATES {
         let own = own_crates
             .iter()
             .find(|own| own.name == *name)
             .with_context(|| format!("our Cargo.toml does not give {name} a version and a path"))?;
-        section += &format!("{name} = \"{}\"\n", own.version);
+        section += &match local {
+            None => format!("{name} = \"{}\"\n", own.version),
+            Some(checkout) => format!(
+                "{name} = {{ version = \"{}\", path = \"{}\" }}\n",
+                own.version,
+                checkout.join(own.path).display()
+            ),
+        };
     }
-    let patches = local.map(|checkout| {
-        let mut patches = String::from(
-            "[patch.crates-io]\n# kubebuilder for Rust from a checkout (`init --local`); without this \
-             section, from crates.io.\n",
-        );
-        for own in &own_crates {
-            let path = checkout.join(own.path);
-            patches += &format!("{} = {{ path = \"{}\" }}\n", own.name, path.display());
-        }
-        patches
-    });
-    Ok((format!("{section}\n{pins}"), patches))
+    Ok(format!("{section}\n{pins}"))
 }
 
 #[cfg(test)]
@@ -635,26 +634,17 @@ mod tests {
     }
 
     #[test]
-    fn a_local_checkout_patches_in_every_kubebuilder_crate_by_a_relative_path() {
+    fn a_local_checkout_gives_every_kubebuilder_crate_a_relative_path() {
         let manifest = workspace_manifest(Some(Path::new("../kubebuilder-rs"))).unwrap();
-        let patches = manifest.split_once("\n[patch.crates-io]\n").unwrap().1;
-        let patched: Vec<&str> = patches
-            .lines()
-            .filter(|line| !line.starts_with('#'))
-            .collect();
-        assert_eq!(
-            patched,
-            [
-                "kubebuilder = { path = \"../kubebuilder-rs/macros/kubebuilder\" }",
-                "kubebuilder-attributes = { path = \"../kubebuilder-rs/macros/attributes\" }",
-                "kubebuilder-cli = { path = \"../kubebuilder-rs/xtask/cli\" }",
-                "kubebuilder-envtest = { path = \"../kubebuilder-rs/xtask/envtest\" }",
-                "kubebuilder-macros = { path = \"../kubebuilder-rs/macros\" }",
-                "kubebuilder-markers = { path = \"../kubebuilder-rs/macros/markers\" }",
-                "kubebuilder-plural = { path = \"../kubebuilder-rs/macros/plural\" }",
-                "kubebuilder-runtime = { path = \"../kubebuilder-rs/controller/runtime\" }",
-            ]
-        );
+        assert!(manifest.contains(
+            "# kubebuilder for Rust, from a checkout (`init --local`); without the paths, from \
+             crates.io.\n\
+             kubebuilder = { version = \"0.1.0\", path = \"../kubebuilder-rs/macros/kubebuilder\" }\n\
+             kubebuilder-cli = { version = \"0.1.0\", path = \"../kubebuilder-rs/xtask/cli\" }\n\
+             kubebuilder-envtest = { version = \"0.1.0\", path = \"../kubebuilder-rs/xtask/envtest\" }\n\
+             kubebuilder-runtime = { version = \"0.1.0\", path = \"../kubebuilder-rs/controller/runtime\" }\n\n"
+        ), "{manifest}");
+        assert!(!manifest.contains("[patch"));
     }
 
     #[test]

@@ -6,8 +6,10 @@
 //! ([`plan::Plan`]); only a complete plan touches the disk, all at once, so bad input leaves
 //! the tree byte-for-byte unchanged. Existing files change only at scaffold markers
 //! (`// +kubebuilder:scaffold:<what>` comment lines, above which new lines go), in
-//! kustomization resource lists and in `PROJECT`. `create` then runs the project's own
-//! `cargo xtask manifests`, which builds it with the new code and regenerates `config/`.
+//! kustomization resource lists and in `PROJECT`. `create` then regenerates `config/` as the
+//! project's `cargo xtask manifests` does, reading the new sources in-process, so that the
+//! first kind of a new project has its manifests in seconds; only where that reading defers
+//! to a build does it run the project's `cargo xtask manifests`, saying why.
 
 pub mod create_api;
 pub mod create_webhook;
@@ -23,10 +25,13 @@ mod versions;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
+use kubebuilder::crd;
 
 use self::plan::Plan;
 use self::project::Project;
 use self::templates::Values;
+use crate::manifests;
+use crate::source::{self, Unread, unread};
 
 /// kubebuilder's CLI: the commands of `cargo kubebuilder`, which a project's `cargo xtask`
 /// has as well.
@@ -64,12 +69,16 @@ pub fn run(command: &Command) -> Result<()> {
 /// versions of the Kubernetes control plane and of controller-gen it is tested against.
 pub fn version() -> String {
     format!(
-        "kubebuilder for Rust {}\nKubernetes (envtest, API types): {}\ncontroller-gen (manifests match): {}\n",
+        "kubebuilder for Rust {}\nKubernetes (envtest, API types): {KUBERNETES_VERSION}\ncontroller-gen (manifests match): {}\n",
         env!("CARGO_PKG_VERSION"),
-        kubebuilder_envtest::assets::KUBERNETES_VERSION,
         crate::tools::CONTROLLER_GEN.version,
     )
 }
+
+/// The Kubernetes release of the control plane, kubebuilder-envtest's pin: repeated here
+/// because `cargo kubebuilder` does not link kubebuilder-envtest (a test keeps the two
+/// equal).
+const KUBERNETES_VERSION: &str = "v1.36.3";
 
 /// What `create` adds to the project.
 #[derive(clap::Subcommand, Clone, Debug)]
@@ -137,8 +146,47 @@ fn apply(plan: Plan) -> Result<()> {
     Ok(())
 }
 
-/// The project's own `cargo xtask manifests`, over the new code.
+/// The manifests of the workspace at `root` over the new code, as its `cargo xtask manifests`
+/// writes them: from its sources, read here, when this is the kubebuilder-cli it locks (that
+/// of its xtask); otherwise, or where the reading defers to a build, by its `cargo xtask
+/// manifests`, which builds the project's xtask first.
 fn regenerate_manifests(root: &Path) -> Result<()> {
+    match locks_this_cli(root).and_then(|()| source::read(root, &crd::Options::default())) {
+        Ok(declarations) => manifests::write(root, &manifests::outputs(root, &declarations)?),
+        Err(unread) => {
+            eprintln!("create: running the project's `cargo xtask manifests`, since {unread}");
+            project_manifests(root)
+        }
+    }
+}
+
+/// Whether the `Cargo.lock` of the workspace at `root` locks this version of kubebuilder-cli,
+/// which then renders the manifests as the project's xtask would.
+fn locks_this_cli(root: &Path) -> Result<(), Unread> {
+    let ours = env!("CARGO_PKG_VERSION");
+    let lock = std::fs::read_to_string(root.join("Cargo.lock")).unwrap_or_default();
+    let locked = lock
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|lock| lock.get("package")?.as_array().cloned())
+        .into_iter()
+        .flatten()
+        .find(|package| {
+            package.get("name").and_then(toml::Value::as_str) == Some(env!("CARGO_PKG_NAME"))
+        })
+        .and_then(|package| package.get("version")?.as_str().map(str::to_owned));
+    match locked {
+        Some(version) if version == ours => Ok(()),
+        Some(version) => unread!(
+            "the project's {} is {version}, not {ours}",
+            env!("CARGO_PKG_NAME")
+        ),
+        None => unread!("Cargo.lock locks no {}", env!("CARGO_PKG_NAME")),
+    }
+}
+
+/// The project's own `cargo xtask manifests`, over the new code.
+fn project_manifests(root: &Path) -> Result<()> {
     eprintln!("xtask: cargo xtask manifests");
     let status = crate::cargo()
         .current_dir(root)
@@ -318,4 +366,15 @@ fn kind_values(kind: &names::Kind, project: &Project, layout: &layout::KindLayou
             "unique_name",
             layout.unique_name(&kind.group, &kind.lower()),
         )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn version_names_envtests_kubernetes_release() {
+        assert_eq!(
+            super::KUBERNETES_VERSION,
+            kubebuilder_envtest::assets::KUBERNETES_VERSION
+        );
+    }
 }

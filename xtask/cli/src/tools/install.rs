@@ -1,0 +1,105 @@
+//! Installing the pinned tools into the cache, and `cargo xtask tools`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use kubebuilder_envtest::{assets, node};
+
+use super::{CargoTool, Tool};
+
+/// `cargo xtask tools`: everything `test`, `test-faults` and `test-e2e` use, built or
+/// installed into the cache once, so that those commands can then run side by side
+/// without building the same tool twice: the control plane and the Go tools of `test`;
+/// when the workspace has end-to-end tests, the node's binaries, its Debian packages and
+/// cert-manager's images.
+pub fn install_all() -> Result<()> {
+    for (name, path) in crate::test::install_tools()?.paths() {
+        println!("{name}={}", path.display());
+    }
+    if !crate::e2e::e2e_packages()?.is_empty() {
+        assets::NODE.install()?;
+        node::packages::ensure_node_packages()?;
+        node::packages::ensure("the Dockerfile check", &[("/usr/bin/podman", "podman")])?;
+        crate::certmanager::images()?;
+    }
+    Ok(())
+}
+
+impl Tool {
+    /// The tool's path: `$<ENV>` when set, else the cache, installing it there first.
+    pub fn install(&self) -> Result<PathBuf> {
+        if let Some(path) = given(self.env) {
+            return Ok(path);
+        }
+        let bin_dir = cache_dir(self.binary, self.version);
+        let path = bin_dir.join(self.binary);
+        if path.is_file() {
+            return Ok(path);
+        }
+        eprintln!("xtask: go install {}@{}", self.package, self.version);
+        let output = Command::new("go")
+            .args(["install", &format!("{}@{}", self.package, self.version)])
+            .env("GOBIN", &bin_dir)
+            .env("CGO_ENABLED", "0")
+            .output()
+            .context("running `go install` (is Go 1.26 installed?)")?;
+        if !output.status.success() {
+            bail!(
+                "`go install {}@{}` failed:\n{}",
+                self.package,
+                self.version,
+                String::from_utf8_lossy(&output.stderr).trim_end()
+            );
+        }
+        Ok(path)
+    }
+}
+
+impl CargoTool {
+    /// The tool's path: `$<ENV>` when set, else the cache, installing it there first with
+    /// `cargo install --locked` (the crate's own lock file: the versions its release was
+    /// tested with).
+    pub fn install(&self) -> Result<PathBuf> {
+        if let Some(path) = given(self.env) {
+            return Ok(path);
+        }
+        let root = cache_dir(self.name, self.version);
+        let path = root.join("bin").join(self.name);
+        if path.is_file() {
+            return Ok(path);
+        }
+        eprintln!(
+            "xtask: cargo install --locked {}@{}",
+            self.name, self.version
+        );
+        let status = crate::cargo()
+            .args(["install", "--locked", "--version", self.version, self.name])
+            .arg("--root")
+            .arg(&root)
+            .status()
+            .context("running `cargo install`")?;
+        if !status.success() {
+            bail!(
+                "`cargo install {}@{}` failed ({status})",
+                self.name,
+                self.version
+            );
+        }
+        Ok(path)
+    }
+}
+
+/// `$<env>`, when set and not empty: a binary given instead of the cached one.
+fn given(env: &str) -> Option<PathBuf> {
+    std::env::var_os(env)
+        .filter(|path| !path.is_empty())
+        .map(PathBuf::from)
+}
+
+/// The directory of one version of a tool in the cache.
+fn cache_dir(name: &str, version: &str) -> PathBuf {
+    assets::cache_root()
+        .join("tools")
+        .join(format!("{name}-{version}"))
+}
