@@ -2,6 +2,7 @@
 
 pub use inventory;
 pub use k8s_openapi;
+#[cfg(feature = "schemars")]
 pub use k8s_openapi::schemars;
 pub use kube_core;
 pub use serde;
@@ -13,6 +14,7 @@ use serde::ser::SerializeStruct;
 /// The `schemars::JsonSchema` of an API type: the schema a field of that type gets in our
 /// CRDs (its type-level markers applied, no `$ref`), as JSON. Embedded in a kube-derive CRD,
 /// it keeps our list and map types, defaults, validations and `nullable` choices.
+#[cfg(feature = "schemars")]
 pub fn json_schema<T: crate::schema::Schema>() -> schemars::Schema {
     let schema = crate::schema::field(T::node(), "", &[], &[]);
     let value = serde_json::to_value(schema).expect("a JSONSchemaProps serializes as JSON");

@@ -382,6 +382,33 @@ fn init_writes_a_workspace_on_this_repositorys_crates_and_pins() {
 }
 
 #[test]
+fn a_new_project_resolves_from_its_lock_file_without_the_crates_io_index() {
+    let project = NewProject::init();
+    // Cargo's HTTP through a closed loopback port: a look at the index fails at once.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    // The first run resolves from the lock file init copies (this repository's, which it
+    // prunes), the second from the project's own.
+    for _ in 0..2 {
+        let output = kubebuilder_cli::cargo()
+            .current_dir(&project.root)
+            .args(["tree", "--edges", "normal", "--prefix", "none"])
+            .env("CARGO_HTTP_PROXY", format!("http://{closed}"))
+            .env("CARGO_NET_RETRY", "0")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success() && !stderr.contains("Updating"),
+            "cargo tree in a new project ({}):\n{stderr}",
+            output.status
+        );
+    }
+}
+
+#[test]
 fn create_in_a_new_project_writes_its_manifests_without_building_it() {
     let project = NewProject::init();
     // A `cargo xtask` that fails at once: `create` must render the manifests itself, where

@@ -2,6 +2,7 @@
 //! under `target/bench/`. They measure; they never pass or fail on a figure.
 
 mod controller;
+mod first_minutes;
 mod manifests;
 mod node;
 mod webhook;
@@ -34,6 +35,9 @@ enum BenchCommand {
     /// The local node: image build, `cluster up`, cert-manager, load, deploy to Ready,
     /// `cluster down`, and the node's memory with the operator running (needs root).
     Node(node::Args),
+    /// A user's first minutes from cold: `cargo install` of the CLI with an empty target
+    /// directory, `cargo kubebuilder init --local`, the first `create api`.
+    FirstMinutes(first_minutes::Args),
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -41,6 +45,8 @@ pub fn run(args: Args) -> Result<()> {
         // It times other processes (the debug builds of the edit loop): any build of
         // xtask measures the same.
         BenchCommand::Manifests(command) => manifests::run(command),
+        // It times cargo and the installed CLI, whatever this build is.
+        BenchCommand::FirstMinutes(command) => first_minutes::run(command),
         // It builds and runs another package, in release unless told.
         BenchCommand::Webhook(command) => webhook::run(command, !args.debug),
         _ if cfg!(debug_assertions) && !args.debug => rerun_in_release(),

@@ -6,7 +6,10 @@
 //! `containers` by name), `+default`s, and they mark every optional field `nullable`. So the
 //! schemas come from `k8s_schemas.json`, which `cargo xtask k8s-schemas` extracts from
 //! controller-gen's output for a Go type holding one field per type below. Each entry is
-//! keyed by the type's OpenAPI definition name, which is also k8s-openapi's `schema_name()`.
+//! keyed by the type's OpenAPI definition name, which is also k8s-openapi's `schema_name()`;
+//! it is spelt here from the type's path ([`definition_name`]), so that this crate needs
+//! k8s-openapi's `schemars` feature (a schema for every Kubernetes type, most of k8s-openapi's
+//! build time) only for its own `schemars` feature.
 //!
 //! The table stores every struct schema once: where one type nests another, the subtree is
 //! `{"$ref": "<definition name>", <keys replacing the entry's>}` (the xtask's format).
@@ -14,7 +17,6 @@
 use std::sync::OnceLock;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
-use k8s_openapi::schemars::JsonSchema;
 use serde_json::{Map, Value};
 
 use super::Schema;
@@ -28,7 +30,7 @@ macro_rules! schemas_from_table {
         $(
             impl Schema for $ty {
                 fn schema() -> JSONSchemaProps {
-                    lookup(&<$ty as JsonSchema>::schema_name())
+                    lookup(&definition_name(stringify!($ty)))
                 }
             }
         )*
@@ -36,6 +38,13 @@ macro_rules! schemas_from_table {
         /// The definition names of the types implemented here.
         #[cfg(test)]
         fn implemented() -> Vec<String> {
+            vec![$(definition_name(stringify!($ty))),*]
+        }
+
+        /// The same, as k8s-openapi's schemars impls give them.
+        #[cfg(all(test, feature = "schemars"))]
+        fn schemars_names() -> Vec<String> {
+            use k8s_openapi::schemars::JsonSchema;
             vec![$(<$ty as JsonSchema>::schema_name().into_owned()),*]
         }
 
@@ -86,6 +95,23 @@ schemas_from_table! {
     k8s_openapi::apimachinery::pkg::apis::meta::v1::Time,
     k8s_openapi::apimachinery::pkg::runtime::RawExtension,
     k8s_openapi::apimachinery::pkg::util::intstr::IntOrString,
+}
+
+/// The OpenAPI definition name of the k8s-openapi type at `path` (spaces allowed, as
+/// `stringify!` writes it): `k8s_openapi::api::core::v1::PodSpec` is
+/// `io.k8s.api.core.v1.PodSpec`, and the first module's underscores are dashes
+/// (`io.k8s.apiextensions-apiserver.pkg…`).
+fn definition_name(path: &str) -> String {
+    let path = path.replace(' ', "");
+    let (first, rest) = path
+        .strip_prefix("k8s_openapi::")
+        .and_then(|path| path.split_once("::"))
+        .unwrap_or_else(|| panic!("{path} is no k8s-openapi type"));
+    format!(
+        "io.k8s.{}.{}",
+        first.replace('_', "-"),
+        rest.replace("::", ".")
+    )
 }
 
 /// The parsed table, entries still holding references.
@@ -195,6 +221,12 @@ mod tests {
         let implemented: BTreeSet<String> = implemented().into_iter().collect();
         let tabled: BTreeSet<String> = table().keys().cloned().collect();
         assert_eq!(implemented, tabled);
+    }
+
+    #[cfg(feature = "schemars")]
+    #[test]
+    fn definition_names_are_k8s_openapis_schema_names() {
+        assert_eq!(implemented(), schemars_names());
     }
 
     #[test]

@@ -1,0 +1,57 @@
+//! `cargo kubebuilder` builds what its commands run and nothing that only a project's `cargo
+//! xtask` runs: its cold install takes a couple of minutes where kube's client stack, the
+//! control-plane harness and the runtime would take several more.
+
+use std::collections::BTreeSet;
+
+/// What kubebuilder-cli's `xtask` feature brings in, which the scaffolds do not run.
+const XTASK_ONLY: &[&str] = &[
+    "hyper",
+    "kube",
+    "kube-client",
+    "kubebuilder-envtest",
+    "kubebuilder-runtime",
+    "rustls",
+    "tokio",
+];
+
+#[test]
+fn the_cli_builds_neither_the_client_stack_nor_the_control_plane_harness() {
+    // Built and linked (normal and build dependencies), from the lock file alone.
+    let output = kubebuilder_cli::cargo()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "tree",
+            "--locked",
+            "--offline",
+            "--package",
+            "cargo-kubebuilder",
+            "--edges",
+            "normal,build",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ])
+        .output()
+        .expect("running cargo tree");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "cargo tree failed:\n{stderr}");
+    let tree = String::from_utf8(output.stdout).unwrap();
+    let packages: BTreeSet<&str> = tree
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .collect();
+    // The tree is the CLI's: the scaffolds and the manifests' rendering are in it.
+    for needed in ["kubebuilder-cli", "kubebuilder", "kubebuilder-attributes"] {
+        assert!(packages.contains(needed), "{needed} is missing:\n{tree}");
+    }
+    let heavy: Vec<&&str> = XTASK_ONLY
+        .iter()
+        .filter(|name| packages.contains(**name))
+        .collect();
+    assert!(
+        heavy.is_empty(),
+        "cargo kubebuilder builds {heavy:?}:\n{tree}"
+    );
+}
