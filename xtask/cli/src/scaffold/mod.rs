@@ -370,10 +370,38 @@ fn kind_values(kind: &names::Kind, project: &Project, layout: &layout::KindLayou
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    #[test]
+    fn manifests_are_rendered_here_only_for_the_kubebuilder_cli_the_project_locks() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = |version: &str| {
+            let text = format!(
+                "version = 4\n\n[[package]]\nname = \"anyhow\"\nversion = \"1.0.0\"\n\n\
+                 [[package]]\nname = \"kubebuilder-cli\"\nversion = \"{version}\"\n"
+            );
+            std::fs::write(dir.path().join("Cargo.lock"), text).unwrap();
+            locks_this_cli(dir.path())
+        };
+        assert_eq!(lock(env!("CARGO_PKG_VERSION")), Ok(()));
+        assert_eq!(
+            lock("0.0.1"),
+            Err(Unread(format!(
+                "the project's kubebuilder-cli is 0.0.1, not {}",
+                env!("CARGO_PKG_VERSION")
+            )))
+        );
+        std::fs::remove_file(dir.path().join("Cargo.lock")).unwrap();
+        assert_eq!(
+            locks_this_cli(dir.path()),
+            Err(Unread("Cargo.lock locks no kubebuilder-cli".to_owned()))
+        );
+    }
+
     #[test]
     fn version_names_envtests_kubernetes_release() {
         assert_eq!(
-            super::KUBERNETES_VERSION,
+            KUBERNETES_VERSION,
             kubebuilder_envtest::assets::KUBERNETES_VERSION
         );
     }
