@@ -56,9 +56,15 @@ pub fn run(_: Args) -> Result<()> {
     ));
 
     // The installed binary itself, as cargo runs it (`cargo-kubebuilder kubebuilder …`):
-    // `cargo kubebuilder` could find another one first, in `$CARGO_HOME/bin`.
+    // `cargo kubebuilder` could find another one first, in `$CARGO_HOME/bin`. Without the
+    // `CARGO_MANIFEST_DIR` that `cargo xtask` has, which would name this workspace to it.
     let cli = root.join("bin/cargo-kubebuilder");
-    let mut init = Command::new(&cli);
+    let user_cli = || {
+        let mut command = Command::new(&cli);
+        command.env_remove("CARGO_MANIFEST_DIR");
+        command
+    };
+    let mut init = user_cli();
     init.current_dir(&projects)
         .args([
             "kubebuilder",
@@ -75,7 +81,7 @@ pub fn run(_: Args) -> Result<()> {
     ));
 
     let project = projects.join("fleet");
-    let mut create = Command::new(&cli);
+    let mut create = user_cli();
     create
         .current_dir(&project)
         .arg("kubebuilder")
