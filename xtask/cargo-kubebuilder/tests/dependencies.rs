@@ -1,5 +1,5 @@
 //! `cargo kubebuilder` builds what its commands run and nothing that only a project's `cargo
-//! xtask` or its API types use: its cold install takes a couple of minutes where kube's
+//! xtask` or its API types use: its cold install takes a few minutes where kube's
 //! client stack, the control-plane harness, the runtime and a schema for every Kubernetes
 //! type would take several more.
 
