@@ -43,6 +43,15 @@ fn create(copy: &Path, what: &str, extra: &[&str]) {
     cargo_ok(copy, &args);
 }
 
+/// Every `Cargo.toml` under `root`.
+fn manifests(root: &Path) -> Vec<PathBuf> {
+    snapshot(root)
+        .into_keys()
+        .filter(|path| path.file_name().is_some_and(|name| name == "Cargo.toml"))
+        .map(|path| root.join(path))
+        .collect()
+}
+
 /// Builds the copy's manager; its path.
 fn build_manager(copy: &Path) -> PathBuf {
     cargo_ok(
@@ -163,13 +172,15 @@ fn a_scaffolded_kind_is_reconciled_and_its_webhooks_are_called_by_the_apiserver(
     let copy = &scratch_dir("copy");
     copy_repo(copy);
     set_version(copy, "0.1.0-scaffold-copy");
-    // The framework crates require each other by version: the copy's.
-    let manifest = copy.join("Cargo.toml");
-    let text = std::fs::read_to_string(&manifest).unwrap().replace(
-        "{ version = \"0.1.0\", path = ",
-        "{ version = \"0.1.0-scaffold-copy\", path = ",
-    );
-    std::fs::write(&manifest, text).unwrap();
+    // The framework crates require each other by version, in the workspace's table and
+    // in members that name a path of their own: the copy's.
+    for manifest in manifests(copy) {
+        let text = std::fs::read_to_string(&manifest).unwrap().replace(
+            "{ version = \"0.1.0\", path = ",
+            "{ version = \"0.1.0-scaffold-copy\", path = ",
+        );
+        std::fs::write(&manifest, text).unwrap();
+    }
     // The copy's own crates, built once (and its Cargo.lock updated to its version).
     cargo_ok(copy, &["build", "--package", "xtask"]);
 
