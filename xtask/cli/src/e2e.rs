@@ -42,10 +42,7 @@ pub struct Args {
 /// stopped whatever happens once it is up. Fails at once when a local node is already
 /// running. Then prints how long each phase took.
 pub fn run(args: Args) -> Result<()> {
-    let mut phases = Phases::default();
-    let result = run_phases(&args, &mut phases);
-    eprintln!("\n{}", phases.table("cargo xtask test-e2e"));
-    result
+    Phases::run("cargo xtask test-e2e", |phases| run_phases(&args, phases))
 }
 
 fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {

@@ -83,10 +83,9 @@ struct Run {
 /// Runs every target, prints the table, and fails as the module docs say; then prints
 /// how long each phase took.
 pub fn run(args: Args) -> Result<()> {
-    let mut phases = Phases::default();
-    let result = run_phases(&args, &mut phases);
-    eprintln!("\n{}", phases.table("cargo xtask test-faults"));
-    result
+    Phases::run("cargo xtask test-faults", |phases| {
+        run_phases(&args, phases)
+    })
 }
 
 fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {

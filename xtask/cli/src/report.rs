@@ -36,6 +36,15 @@ pub struct Phases {
 }
 
 impl Phases {
+    /// Runs the phases of `command`, then prints their table, whether they succeeded or
+    /// not.
+    pub fn run(command: &str, phases: impl FnOnce(&mut Phases) -> Result<()>) -> Result<()> {
+        let mut done = Phases::default();
+        let result = phases(&mut done);
+        eprintln!("\n{}", done.table(command));
+        result
+    }
+
     /// Runs `phase`, recording its time under `name` whether it succeeds or fails.
     pub fn time<T>(&mut self, name: &str, phase: impl FnOnce() -> Result<T>) -> Result<T> {
         eprintln!("xtask: {name}");

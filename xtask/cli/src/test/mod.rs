@@ -62,10 +62,7 @@ impl Tools {
 
 /// Runs the phases of the module docs; fails when any job failed, after all have run.
 pub fn run(args: Args) -> Result<()> {
-    let mut phases = Phases::default();
-    let result = run_phases(&args, &mut phases);
-    eprintln!("\n{}", phases.table("cargo xtask test"));
-    result
+    Phases::run("cargo xtask test", |phases| run_phases(&args, phases))
 }
 
 fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
