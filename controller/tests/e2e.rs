@@ -723,11 +723,7 @@ async fn a_second_replica_takes_over_when_the_leader_pod_is_deleted() {
 
     let _pods = MANAGER_PODS.write().await;
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), NAMESPACE);
-    let scale = json!({"spec": {"replicas": 2}});
-    deployments
-        .patch(DEPLOYMENT, &PatchParams::default(), &Patch::Merge(&scale))
-        .await
-        .unwrap();
+    scale_manager(&deployments, 2).await;
     wait_for(
         &client,
         "two ready replicas",
@@ -804,11 +800,7 @@ async fn a_second_replica_takes_over_when_the_leader_pod_is_deleted() {
     );
 
     // Back to the one replica the other tests expect (see MANAGER_PODS).
-    let scale = json!({"spec": {"replicas": 1}});
-    deployments
-        .patch(DEPLOYMENT, &PatchParams::default(), &Patch::Merge(&scale))
-        .await
-        .unwrap();
+    scale_manager(&deployments, 1).await;
     wait_for(
         &client,
         "one manager pod again",
@@ -824,6 +816,15 @@ async fn a_second_replica_takes_over_when_the_leader_pod_is_deleted() {
         },
     )
     .await;
+}
+
+/// Scales the manager's Deployment to `replicas`.
+async fn scale_manager(deployments: &Api<Deployment>, replicas: i32) {
+    let scale = json!({"spec": {"replicas": replicas}});
+    deployments
+        .patch(DEPLOYMENT, &PatchParams::default(), &Patch::Merge(&scale))
+        .await
+        .unwrap();
 }
 
 /// The regular files of an OCI archive's image (its first layer): path → (mode, contents).
