@@ -64,9 +64,11 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
     // The image's release build keeps the CPU busy for minutes, so it runs beside the
     // test build and the node's own tests, at a lower CPU priority: they come first.
     let mut image_build = spawn_image_build()?;
-    let binaries = phases.time("the test build (every target, every feature)", || {
-        binaries::build(&root, &build_args)
-    })?;
+    let binaries = phases
+        .time("the test build (every target, every feature)", || {
+            binaries::build(&root, &build_args)
+        })?
+        .tests;
     let test = |package: &str, target: &str| -> Result<Command> {
         let binary = binaries
             .iter()

@@ -100,9 +100,11 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
     let root = crate::workspace_root();
     // The build `cargo xtask test` makes too: run beside it, one of them waits for the
     // other and then finds it done.
-    let binaries = phases.time("the test build (every target, every feature)", || {
-        binaries::build(&root, &[])
-    })?;
+    let binaries = phases
+        .time("the test build (every target, every feature)", || {
+            binaries::build(&root, &[])
+        })?
+        .tests;
     let runs = phases.time(
         "the faults: a package's targets one after another, the packages side by side",
         || {

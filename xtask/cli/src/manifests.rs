@@ -21,7 +21,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule};
@@ -46,6 +46,10 @@ pub struct Args {
     /// sources (the reference the reading defers to wherever it could differ).
     #[arg(long)]
     pub build: bool,
+    /// Write what this declarations binary registers, already built (as `cargo xtask test`'s
+    /// build of every target has it), rather than read the sources or build it.
+    #[arg(long, value_name = "EXECUTABLE", conflicts_with = "build")]
+    pub declarations: Option<PathBuf>,
 }
 
 /// Writes the files that are missing or out of date, or with `--check` only lists them
@@ -55,10 +59,13 @@ pub fn run(args: Args) -> Result<()> {
     let options = crd::Options {
         max_desc_len: args.max_desc_len,
     };
-    let declarations = if args.build {
-        built(&root, &options)?
-    } else {
-        declarations(&root, &options)?
+    let declarations = match (&args.declarations, args.build) {
+        (Some(executable), _) => {
+            let mut command = Command::new(executable);
+            printed(&mut command, &options, &executable.display().to_string())?
+        }
+        (None, true) => built(&root, &options)?,
+        (None, false) => declarations(&root, &options)?,
     };
     let outputs = outputs(&root, &declarations)?;
     if args.check {
@@ -147,20 +154,28 @@ pub fn built(root: &Path, options: &crd::Options) -> Result<Declarations> {
     let mut command = crate::cargo();
     command
         .current_dir(root)
-        .args(["run", "--quiet", "--package", DECLARATIONS_PACKAGE])
-        .stderr(Stdio::inherit());
+        .args(["run", "--quiet", "--package", DECLARATIONS_PACKAGE]);
     if !cfg!(debug_assertions) {
         command.arg("--release");
     }
     command.arg("--");
+    let run = format!("cargo run --package {DECLARATIONS_PACKAGE}");
+    printed(&mut command, options, &run)
+}
+
+/// The declarations `command` (a declarations binary, or a cargo run of it, which `name`
+/// says) prints, given `options`; its standard error goes to ours as it comes.
+fn printed(command: &mut Command, options: &crd::Options, name: &str) -> Result<Declarations> {
     if let Some(max_desc_len) = options.max_desc_len {
         command.args([MAX_DESC_LEN_FLAG, &max_desc_len.to_string()]);
     }
-    let output = command.output().context("running cargo")?;
+    let output = command
+        .stderr(Stdio::inherit())
+        .output()
+        .with_context(|| format!("running {name}"))?;
     if !output.status.success() {
         bail!(
-            "reading what the attributes declare: `cargo run --package {DECLARATIONS_PACKAGE}` \
-             failed ({}); its errors are above",
+            "reading what the attributes declare: `{name}` failed ({}); its errors are above",
             output.status
         );
     }

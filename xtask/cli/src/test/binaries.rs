@@ -72,10 +72,18 @@ impl TestBinary {
     }
 }
 
+/// What the test build built.
+pub struct Built {
+    /// The test executables, in cargo's order.
+    pub tests: Vec<TestBinary>,
+    /// The programs (`[[bin]]` targets, built for the tests), by target name.
+    pub programs: BTreeMap<String, PathBuf>,
+}
+
 /// Builds every test executable of the workspace at `root` (every target, every feature;
-/// `build_args` may name packages instead of the whole workspace) and returns them in
-/// cargo's order. Compiler diagnostics go to standard error as usual.
-pub fn build(root: &Path, build_args: &[String]) -> Result<Vec<TestBinary>> {
+/// `build_args` may name packages instead of the whole workspace). Compiler diagnostics go
+/// to standard error as usual.
+pub fn build(root: &Path, build_args: &[String]) -> Result<Built> {
     let output = crate::cargo()
         .current_dir(root)
         .args([
@@ -97,11 +105,15 @@ pub fn build(root: &Path, build_args: &[String]) -> Result<Vec<TestBinary>> {
         );
     }
     let packages = crate::workspace_packages()?;
-    let binaries = from_messages(&String::from_utf8_lossy(&output.stdout), &packages)?;
-    if binaries.is_empty() {
+    let messages = String::from_utf8_lossy(&output.stdout);
+    let tests = from_messages(&messages, &packages)?;
+    if tests.is_empty() {
         bail!("cargo built no test executable");
     }
-    Ok(binaries)
+    Ok(Built {
+        tests,
+        programs: programs(&messages),
+    })
 }
 
 /// `build_args` when they name packages, else `--workspace` before them.
@@ -164,6 +176,24 @@ fn from_messages(messages: &str, packages: &[serde_json::Value]) -> Result<Vec<T
         });
     }
     Ok(binaries)
+}
+
+/// The programs among cargo's JSON `messages`: `bin` targets built as themselves, not as
+/// test executables.
+fn programs(messages: &str) -> BTreeMap<String, PathBuf> {
+    messages
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|message| {
+            message["reason"] == "compiler-artifact"
+                && message["profile"]["test"] == false
+                && message["target"]["kind"][0] == "bin"
+        })
+        .filter_map(|message| {
+            let name = message["target"]["name"].as_str()?.to_owned();
+            Some((name, PathBuf::from(message["executable"].as_str()?)))
+        })
+        .collect()
 }
 
 /// The variables cargo sets when it runs a test of `package`'s target `target`.
@@ -274,6 +304,10 @@ mod tests {
         assert!(binaries[2].requires("faults"));
         assert!(!binaries[0].requires("faults"));
         assert_eq!(binaries[2].dir, Path::new("/work/operator"));
+        assert_eq!(
+            programs(&messages),
+            BTreeMap::from([("operator".to_owned(), PathBuf::from("/t/operator"))])
+        );
     }
 
     #[test]

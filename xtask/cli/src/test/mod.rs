@@ -1,6 +1,7 @@
 //! `cargo xtask test`: provisions everything the tests need, then runs every test of the
 //! workspace against a real control plane, with fmt, clippy, cargo-deny's dependency policy
-//! (when the workspace has a `deny.toml`), `manifests --check --build` and the doc tests.
+//! (when the workspace has a `deny.toml`), `manifests --check` of the declarations binary
+//! the test build built, and the doc tests.
 //!
 //! The tests are built once ([`binaries`]), then run side by side ([`jobs`]): the test
 //! executables, which mostly wait, several at a time; the lints, the doc tests and the slow
@@ -16,8 +17,9 @@ use std::process::Command;
 use anyhow::{Context, Result, bail};
 use kubebuilder_envtest::{ControlPlane, assets};
 
-use self::binaries::TestBinary;
+use self::binaries::{Built, TestBinary};
 use self::jobs::{Job, Lane, Slots};
+use crate::manifests::DECLARATIONS_PACKAGE;
 use crate::report::Phases;
 use crate::tools;
 
@@ -69,7 +71,7 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
     let root = crate::workspace_root();
     let (build_args, test_args) = split_at_dashes(&args.cargo_args);
     let tools = phases.time(
-        "the tools (control plane, controller-gen, kustomize, promtool, helm, cargo-deny)",
+        "the tools (control plane, controller-gen, kustomize, promlint, helm, cargo-deny)",
         install_tools,
     )?;
     // SAFETY: no other thread runs yet; `ControlPlane::start` reads the variable.
@@ -83,11 +85,11 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
                 .args(["fmt", "--all", "--check"]),
         )
     })?;
-    let binaries = phases.time("the test build (every target, every feature)", || {
+    let built = phases.time("the test build (every target, every feature)", || {
         binaries::build(&root, &build_args)
     })?;
     let jobs = phases.time("listing the slow tests", || {
-        jobs_of(&root, &binaries, &tools, &build_args, &test_args)
+        jobs_of(&root, &built, &tools, &build_args, &test_args)
     })?;
     let outcomes = phases.time("the tests and checks, side by side", || {
         let slots = Slots {
@@ -122,7 +124,7 @@ pub(crate) fn install_tools() -> Result<Tools> {
         (assets::ASSETS_ENV, assets.clone()),
         (tools::CONTROLLER_GEN.env, tools::CONTROLLER_GEN.install()?),
         (tools::KUSTOMIZE.env, tools::KUSTOMIZE.install()?),
-        (tools::PROMTOOL.env, tools::PROMTOOL.install()?),
+        (tools::PROMLINT.env, tools::PROMLINT.install()?),
         // The chart tests' helm is the one cert-manager's chart is installed with: one
         // helm, built in cert-manager's module (its dependencies are cert-manager's).
         ("HELM", crate::certmanager::helm()?),
@@ -138,12 +140,13 @@ pub(crate) fn install_tools() -> Result<Tools> {
 /// waiting; the checks, the doc tests and each executable's slow tests busy.
 fn jobs_of(
     root: &Path,
-    binaries: &[TestBinary],
+    built: &Built,
     tools: &Tools,
     build_args: &[String],
     test_args: &[String],
 ) -> Result<Vec<Job>> {
-    let ours: Vec<&TestBinary> = binaries
+    let ours: Vec<&TestBinary> = built
+        .tests
         .iter()
         .filter(|binary| !OWN_COMMAND_FEATURES.iter().any(|f| binary.requires(f)))
         .collect();
@@ -151,7 +154,7 @@ fn jobs_of(
         command.envs(tools.env.iter().map(|(name, path)| (*name, path)));
         command
     };
-    let mut jobs = checks(root, tools, build_args)?;
+    let mut jobs = checks(root, built, tools, build_args)?;
     // Integration tests first: they are the ones that wait longest.
     let mut waiting: Vec<&TestBinary> = ours.clone();
     waiting.sort_by_key(|binary| binary.kind != "test");
@@ -174,8 +177,9 @@ fn jobs_of(
     Ok(jobs)
 }
 
-/// clippy, cargo-deny, `manifests --check --build` and the doc tests, as busy jobs.
-fn checks(root: &Path, tools: &Tools, build_args: &[String]) -> Result<Vec<Job>> {
+/// clippy, cargo-deny, `manifests --check` of the built declarations and the doc tests, as
+/// busy jobs.
+fn checks(root: &Path, built: &Built, tools: &Tools, build_args: &[String]) -> Result<Vec<Job>> {
     let cargo = |args: &[&str]| {
         let mut command = crate::cargo();
         command.current_dir(root).args(args);
@@ -196,17 +200,21 @@ fn checks(root: &Path, tools: &Tools, build_args: &[String]) -> Result<Vec<Job>>
             .args(["--locked", "check", "bans", "licenses", "sources"]);
         jobs.push(Job::new("cargo deny check", Lane::Busy, deny));
     }
-    // The generated manifests must match the declarations (CI fails on drift), as a build
-    // of the declarations binary has them: the reference.
-    let mut manifests = Command::new(crate::xtask_exe()?);
-    manifests
-        .current_dir(root)
-        .args(["manifests", "--check", "--build"]);
-    jobs.push(Job::new(
-        "cargo xtask manifests --check --build",
-        Lane::Busy,
-        manifests,
-    ));
+    // The generated manifests must match the declarations (CI fails on drift), as the
+    // declarations binary has them: the reference. The test build built it (`--build` would
+    // build it again, with its package's features alone).
+    if let Some(declarations) = built.programs.get(DECLARATIONS_PACKAGE) {
+        let mut manifests = Command::new(crate::xtask_exe()?);
+        manifests
+            .current_dir(root)
+            .args(["manifests", "--check", "--declarations"])
+            .arg(declarations);
+        jobs.push(Job::new(
+            "cargo xtask manifests --check --declarations <built>",
+            Lane::Busy,
+            manifests,
+        ));
+    }
     // Every feature, as the tests were built: the libraries are reused.
     let mut doc = cargo(&["test", "--doc", "--all-features"]);
     doc.args(binaries::packages_or_workspace(build_args));
