@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{eventually, promtool_check, test_args};
+use common::{eventually, promlint, promlint_check, test_args};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::rbac::v1::ClusterRole;
@@ -977,8 +977,22 @@ const FAMILIES: [&str; 22] = [
     "tokio_runtime_alive_tasks",
 ];
 
+/// The linter the scrapes are checked with refuses what promtool refuses, as promtool does.
+#[test]
+fn promlint_refuses_an_unparsable_scrape_and_one_without_help() {
+    let unparsable = promlint("bad{ 1\n");
+    assert_eq!(unparsable.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&unparsable.stderr).contains("text format parsing error"));
+    let without_help = promlint("# TYPE requests_total counter\nrequests_total 1\n");
+    assert_eq!(without_help.status.code(), Some(3));
+    assert_eq!(
+        String::from_utf8_lossy(&without_help.stderr),
+        "requests_total no help text\n"
+    );
+}
+
 #[tokio::test]
-async fn every_metric_family_moves_with_reconciles_and_promtool_accepts_the_scrape() {
+async fn every_metric_family_moves_with_reconciles_and_prometheus_lints_the_scrape_clean() {
     let plane = shared();
     let client = plane.client().await.unwrap();
     let namespace = plane.create_namespace("rt-families").await.unwrap();
@@ -1007,7 +1021,7 @@ async fn every_metric_family_moves_with_reconciles_and_promtool_accepts_the_scra
     })
     .await;
     let before = scrape().await;
-    promtool_check(&before);
+    promlint_check(&before);
 
     flaky_succeeds(&client, &namespace, &seen).await;
     // The manager's own requests (its list and watch) may all come before the first
@@ -1018,7 +1032,7 @@ async fn every_metric_family_moves_with_reconciles_and_promtool_accepts_the_scra
         .unwrap();
     spend_cpu_ticks(3);
     let after = scrape().await;
-    promtool_check(&after);
+    promlint_check(&after);
     for family in FAMILIES {
         assert!(
             after.lines().any(|line| line.starts_with(family)),

@@ -8,7 +8,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{GROUP, Widget, WidgetSpec, eventually, promtool_check, test_args, widget_crd};
+use common::{GROUP, Widget, WidgetSpec, eventually, promlint_check, test_args, widget_crd};
 use k8s_openapi::api::admissionregistration::v1::{
     MutatingWebhookConfiguration, ValidatingWebhookConfiguration,
 };
@@ -516,7 +516,7 @@ async fn raw_handlers_answer_whole_reviews_and_their_panics_are_counted() {
     ] {
         assert!(text.contains(line), "{line} missing from:\n{text}");
     }
-    promtool_check(&metrics.encode_prometheus_text());
+    promlint_check(&metrics.encode_prometheus_text());
     running.shutdown().await.unwrap();
 }
 

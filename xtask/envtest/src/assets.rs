@@ -287,8 +287,9 @@ fn check_go(go: PathBuf, purpose: &str) -> Result<PathBuf> {
     }
 }
 
-/// FNV-1a: a hash that is stable across Rust releases, for the cache stamp.
-fn fnv1a64(bytes: &[u8]) -> u64 {
+/// FNV-1a: a hash that is stable across Rust releases, for the cache stamps of what is
+/// built from pinned sources.
+pub fn fnv1a64(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
         (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
     })
