@@ -14,6 +14,8 @@ use clap::{Parser, Subcommand};
     about = "Build, test, deploy and extend this operator project"
 )]
 struct Cli {
+    #[command(flatten)]
+    global: kubebuilder_cli::GlobalArgs,
     #[command(subcommand)]
     command: Command,
 }
@@ -29,7 +31,9 @@ enum Command {
 }
 
 fn main() -> Result<()> {
-    match Cli::parse().command {
+    let cli = Cli::parse();
+    cli.global.apply();
+    match cli.command {
         Command::Project(command) => kubebuilder_cli::run(command),
         Command::K8sSchemas(args) => k8s_schemas::run(args),
         Command::Bench(args) => bench::run(args),

@@ -18,9 +18,44 @@ use crate::{
     about = "Build, test, deploy and extend this operator project"
 )]
 pub struct Cli {
+    /// The options of every command.
+    #[command(flatten)]
+    pub global: GlobalArgs,
     /// The command to run.
     #[command(subcommand)]
     pub command: Command,
+}
+
+impl Cli {
+    /// Runs the command, the global options applied first.
+    pub fn run(self) -> Result<()> {
+        self.global.apply();
+        run(self.command)
+    }
+}
+
+/// The options every command of `cargo xtask` takes.
+#[derive(clap::Args)]
+pub struct GlobalArgs {
+    /// No network: the cargo commands it runs get `--offline` and the Go builds `GOPROXY=off`
+    /// (`cargo --offline xtask …` cannot do it: cargo passes the flag on to nothing it runs).
+    #[arg(long, global = true)]
+    pub offline: bool,
+}
+
+impl GlobalArgs {
+    /// Puts the options where every command this process runs inherits them: call it first
+    /// in `main`, before any thread starts.
+    pub fn apply(&self) {
+        if self.offline {
+            // SAFETY: `main` calls this before it starts a thread; nothing reads the
+            // environment concurrently.
+            unsafe {
+                std::env::set_var("CARGO_NET_OFFLINE", "true");
+                std::env::set_var("GOPROXY", "off");
+            }
+        }
+    }
 }
 
 /// The commands every project's `cargo xtask` has.

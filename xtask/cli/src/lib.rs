@@ -22,7 +22,7 @@ pub mod tools;
 #[cfg(feature = "xtask")]
 mod commands;
 #[cfg(feature = "xtask")]
-pub use commands::{Cli, Command, run, workspace_packages, xtask_exe};
+pub use commands::{Cli, Command, GlobalArgs, run, workspace_packages, xtask_exe};
 #[cfg(feature = "xtask")]
 pub mod certmanager;
 #[cfg(feature = "xtask")]
@@ -73,10 +73,11 @@ pub const FRAMEWORK_CRATES: &[&str] = &[
 /// those change, so a nested build that inherited them would rebuild ring and everything
 /// above it, and the next build from a shell would do it all again.
 ///
-/// Cargo's own settings from the environment stay: `CARGO_NET_OFFLINE=true cargo xtask …`
-/// keeps every nested command offline. `cargo --offline xtask …` cannot: cargo replaces
-/// itself with the program it runs (`cargo run`, a `cargo-<name>` subcommand) and passes
-/// on neither the flag nor a variable, so nothing is left that says it was given.
+/// Cargo's own settings from the environment stay: `cargo xtask --offline …` (which sets
+/// `CARGO_NET_OFFLINE`) keeps every nested command offline. `cargo --offline xtask …`
+/// cannot: cargo replaces itself with the program it runs (`cargo run`, a `cargo-<name>`
+/// subcommand) and passes on neither the flag nor a variable, so nothing is left that says
+/// it was given.
 pub fn cargo() -> std::process::Command {
     let mut command =
         std::process::Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));

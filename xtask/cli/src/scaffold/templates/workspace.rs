@@ -204,7 +204,7 @@ const XTASK_MAIN_RS: &str = r#"//! `cargo xtask …`: what kubebuilder's Makefil
 use clap::Parser as _;
 
 fn main() -> anyhow::Result<()> {
-    kubebuilder_cli::run(kubebuilder_cli::Cli::parse().command)
+    kubebuilder_cli::Cli::parse().run()
 }
 "#;
 
