@@ -25,6 +25,8 @@ pub struct TestBinary {
     pub kind: String,
     /// The features the target requires (`required-features`).
     pub required_features: Vec<String>,
+    /// The package's dev-dependencies, by name.
+    pub dev_dependencies: Vec<String>,
     /// The executable.
     pub executable: PathBuf,
     /// The variables `cargo test` sets for this package's tests.
@@ -162,11 +164,19 @@ fn from_messages(messages: &str, packages: &[serde_json::Value]) -> Result<Vec<T
             .flatten()
             .filter_map(|feature| feature.as_str().map(str::to_owned))
             .collect();
+        let dev_dependencies = package["dependencies"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|dependency| dependency["kind"] == "dev")
+            .filter_map(|dependency| dependency["name"].as_str().map(str::to_owned))
+            .collect();
         binaries.push(TestBinary {
             package: package["name"].as_str().unwrap_or_default().to_owned(),
             target: name.to_owned(),
             kind: kind.to_owned(),
             required_features,
+            dev_dependencies,
             executable: PathBuf::from(executable),
             env: package_env(package, name),
             dir: Path::new(manifest)
@@ -253,6 +263,10 @@ mod tests {
             "version": "1.2.3-rc.1",
             "authors": ["A", "B"],
             "manifest_path": "/work/operator/Cargo.toml",
+            "dependencies": [
+                {"name": "serde", "kind": null},
+                {"name": "trybuild", "kind": "dev"}
+            ],
             "targets": [
                 {"name": "operator", "kind": ["lib"]},
                 {"name": "faults_leader", "kind": ["test"], "required-features": ["faults"]},
@@ -302,6 +316,7 @@ mod tests {
             ]
         );
         assert!(binaries[2].requires("faults"));
+        assert_eq!(binaries[0].dev_dependencies, ["trybuild"]);
         assert!(!binaries[0].requires("faults"));
         assert_eq!(binaries[2].dir, Path::new("/work/operator"));
         assert_eq!(

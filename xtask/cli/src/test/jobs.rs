@@ -27,23 +27,30 @@ pub enum Lane {
     Busy,
 }
 
-/// A command to run in a lane.
+/// Commands to run in a lane, one after another.
 pub struct Job {
     /// What the job is, in the log and the timing table.
     pub name: String,
     /// Its lane.
     pub lane: Lane,
-    /// The command.
-    pub command: Command,
+    /// The commands, run in this order; each runs even when one before it failed.
+    pub commands: Vec<Command>,
 }
 
 impl Job {
     /// A job named `name` running `command` in `lane`.
     pub fn new(name: impl Into<String>, lane: Lane, command: Command) -> Self {
+        Job::chain(name, lane, vec![command])
+    }
+
+    /// A job named `name` running `commands` one after another in `lane`: commands that
+    /// would contend for one resource if they ran at once (a build directory) and share
+    /// its work when they do not.
+    pub fn chain(name: impl Into<String>, lane: Lane, commands: Vec<Command>) -> Self {
         Job {
             name: name.into(),
             lane,
-            command,
+            commands,
         }
     }
 }
@@ -108,19 +115,32 @@ fn pop(queue: &Mutex<VecDeque<Job>>) -> Option<Job> {
     queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front()
 }
 
-/// Runs one job to its end, its output into its log file.
+/// Runs one job to its end, its output into its log file. It passes when each of its
+/// commands does; its status is the first failure's.
 fn run_one(mut job: Job, log_dir: &Path) -> Outcome {
     let log = log_dir.join(format!("{}.log", file_name(&job.name)));
     eprintln!("xtask: started {}", job.name);
     let started = Instant::now();
-    let status = spawn_logged(&mut job, &log).and_then(|mut child| Ok(child.wait()?));
+    let mut failure = File::create(&log)
+        .err()
+        .map(|error| format!("creating {}: {error}", log.display()));
+    if failure.is_none() {
+        for command in &mut job.commands {
+            let status = spawn_logged(command, job.lane, &job.name, &log)
+                .and_then(|mut child| Ok(child.wait()?));
+            let failed = match status {
+                Ok(status) if status.success() => continue,
+                Ok(status) => status.to_string(),
+                Err(error) => format!("{error:#}"),
+            };
+            failure.get_or_insert(failed);
+        }
+    }
     let output = std::fs::read(&log)
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
         .unwrap_or_default();
-    let (passed, status) = match status {
-        Ok(status) => (status.success(), status.to_string()),
-        Err(error) => (false, format!("{error:#}")),
-    };
+    let passed = failure.is_none();
+    let status = failure.unwrap_or_else(|| "exit status: 0".to_owned());
     Outcome {
         name: job.name,
         lane: job.lane,
@@ -131,18 +151,25 @@ fn run_one(mut job: Job, log_dir: &Path) -> Outcome {
     }
 }
 
-fn spawn_logged(job: &mut Job, log: &Path) -> Result<std::process::Child> {
-    let file = File::create(log).with_context(|| format!("creating {}", log.display()))?;
-    job.command
+/// Starts `command` of job `name`, its output appended to `log`.
+fn spawn_logged(
+    command: &mut Command,
+    lane: Lane,
+    name: &str,
+    log: &Path,
+) -> Result<std::process::Child> {
+    let file = File::options()
+        .append(true)
+        .open(log)
+        .with_context(|| format!("opening {}", log.display()))?;
+    command
         .stdin(Stdio::null())
         .stdout(file.try_clone()?)
         .stderr(file);
-    if job.lane == Lane::Busy {
-        niced(&mut job.command, BUSY_NICENESS);
+    if lane == Lane::Busy {
+        niced(command, BUSY_NICENESS);
     }
-    job.command
-        .spawn()
-        .with_context(|| format!("starting {}", job.name))
+    command.spawn().with_context(|| format!("starting {name}"))
 }
 
 /// The niceness of busy jobs: the lowest CPU priority.
@@ -308,6 +335,28 @@ mod tests {
             "{}",
             outcomes[0].status
         );
+    }
+
+    #[test]
+    fn a_chain_runs_its_commands_in_order_and_fails_with_its_first_failure() {
+        let dir = tempfile::tempdir().unwrap();
+        let jobs = vec![Job::chain(
+            "chain",
+            Lane::Busy,
+            vec![
+                shell("echo one; exit 4"),
+                shell("echo two"),
+                shell("echo three; exit 5"),
+            ],
+        )];
+        let slots = Slots {
+            waiting: 1,
+            busy: 1,
+        };
+        let outcomes = run(jobs, slots, dir.path()).unwrap();
+        assert!(!outcomes[0].passed);
+        assert_eq!(outcomes[0].status, "exit status: 4");
+        assert_eq!(outcomes[0].output, "one\ntwo\nthree\n");
     }
 
     #[test]

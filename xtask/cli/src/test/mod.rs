@@ -154,25 +154,47 @@ fn jobs_of(
         command.envs(tools.env.iter().map(|(name, path)| (*name, path)));
         command
     };
-    let mut jobs = checks(root, built, tools, build_args)?;
     // Integration tests first: they are the ones that wait longest.
     let mut waiting: Vec<&TestBinary> = ours.clone();
     waiting.sort_by_key(|binary| binary.kind != "test");
-    for binary in waiting {
-        let mut command = with_tools(binary.command());
-        command.args(test_args);
-        jobs.push(Job::new(binary.name(), Lane::Waiting, command));
-    }
+    let mut jobs: Vec<Job> = waiting
+        .into_iter()
+        .map(|binary| {
+            let mut command = with_tools(binary.command());
+            command.args(test_args);
+            Job::new(binary.name(), Lane::Waiting, command)
+        })
+        .collect();
+    let mut slow = Vec::new();
     for binary in ours {
         if binary.ignored_tests()? > 0 {
             let mut command = with_tools(binary.command());
             command.args(test_args).arg("--ignored");
-            jobs.push(Job::new(
-                format!("{} --ignored", binary.name()),
-                Lane::Busy,
-                command,
-            ));
+            slow.push((binary, command));
         }
+    }
+    // trybuild builds every crate's UI tests in one target directory, each with a copy of
+    // the dependency tree: one after another, the second finds most of its copy built.
+    let (ui, others): (Vec<_>, Vec<_>) = slow
+        .into_iter()
+        .partition(|(binary, _)| binary.dev_dependencies.iter().any(|d| d == "trybuild"));
+    if !ui.is_empty() {
+        let targets: Vec<&str> = ui
+            .iter()
+            .map(|(binary, _)| binary.target.as_str())
+            .collect();
+        let name = format!("trybuild --ignored: {}", targets.join(", "));
+        let commands = ui.into_iter().map(|(_, command)| command).collect();
+        // The longest busy job: first.
+        jobs.push(Job::chain(name, Lane::Busy, commands));
+    }
+    jobs.extend(checks(root, built, tools, build_args)?);
+    for (binary, command) in others {
+        jobs.push(Job::new(
+            format!("{} --ignored", binary.name()),
+            Lane::Busy,
+            command,
+        ));
     }
     Ok(jobs)
 }
