@@ -78,44 +78,58 @@ impl TestBinary {
 pub struct Built {
     /// The test executables, in cargo's order.
     pub tests: Vec<TestBinary>,
-    /// The programs (`[[bin]]` targets, built for the tests), by target name.
+    /// The programs (`[[bin]]` targets built as themselves), by target name.
     pub programs: BTreeMap<String, PathBuf>,
 }
 
 /// Builds every test executable of the workspace at `root` (every target, every feature;
-/// `build_args` may name packages instead of the whole workspace). Compiler diagnostics go
-/// to standard error as usual.
+/// `build_args` may name packages instead of the whole workspace), and its programs with
+/// the same features. Compiler diagnostics go to standard error as usual.
 pub fn build(root: &Path, build_args: &[String]) -> Result<Built> {
+    let messages = cargo_build(
+        root,
+        &["test", "--all-targets", "--no-run"],
+        build_args,
+        "building the tests",
+    )?;
+    let packages = crate::workspace_packages()?;
+    let tests = from_messages(&messages, &packages)?;
+    if tests.is_empty() {
+        bail!("cargo built no test executable");
+    }
+    // `--tests` keeps the features the tests were built with (dev-dependencies'
+    // included), so that only the programs that no test runs are left to link.
+    let messages = cargo_build(
+        root,
+        &["build", "--tests", "--bins"],
+        build_args,
+        "building the programs",
+    )?;
+    Ok(Built {
+        tests,
+        programs: programs(&messages),
+    })
+}
+
+/// Runs `cargo <args> --all-features` on `build_args`' packages (else the workspace) and
+/// returns its JSON messages.
+fn cargo_build(root: &Path, args: &[&str], build_args: &[String], what: &str) -> Result<String> {
     let output = crate::cargo()
         .current_dir(root)
+        .args(args)
         .args([
-            "test",
-            "--all-targets",
             "--all-features",
-            "--no-run",
             "--message-format",
             "json-render-diagnostics",
         ])
         .args(packages_or_workspace(build_args))
         .stderr(Stdio::inherit())
         .output()
-        .context("running cargo test --no-run")?;
+        .with_context(|| format!("running cargo {}", args.join(" ")))?;
     if !output.status.success() {
-        bail!(
-            "building the tests failed ({}); the errors are above",
-            output.status
-        );
+        bail!("{what} failed ({}); the errors are above", output.status);
     }
-    let packages = crate::workspace_packages()?;
-    let messages = String::from_utf8_lossy(&output.stdout);
-    let tests = from_messages(&messages, &packages)?;
-    if tests.is_empty() {
-        bail!("cargo built no test executable");
-    }
-    Ok(Built {
-        tests,
-        programs: programs(&messages),
-    })
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 /// `build_args` when they name packages, else `--workspace` before them.

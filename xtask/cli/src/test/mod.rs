@@ -223,20 +223,19 @@ fn checks(root: &Path, built: &Built, tools: &Tools, build_args: &[String]) -> R
         jobs.push(Job::new("cargo deny check", Lane::Busy, deny));
     }
     // The generated manifests must match the declarations (CI fails on drift), as the
-    // declarations binary has them: the reference. The test build built it (`--build` would
-    // build it again, with its package's features alone).
-    if let Some(declarations) = built.programs.get(DECLARATIONS_PACKAGE) {
-        let mut manifests = Command::new(crate::xtask_exe()?);
-        manifests
-            .current_dir(root)
-            .args(["manifests", "--check", "--declarations"])
-            .arg(declarations);
-        jobs.push(Job::new(
-            "cargo xtask manifests --check --declarations <built>",
-            Lane::Busy,
-            manifests,
-        ));
-    }
+    // declarations binary has them: the reference. The test build built it, with every
+    // feature; when the packages built leave it out, `--build` builds it.
+    let mut manifests = Command::new(crate::xtask_exe()?);
+    manifests.current_dir(root).args(["manifests", "--check"]);
+    match built.programs.get(DECLARATIONS_PACKAGE) {
+        Some(declarations) => manifests.arg("--declarations").arg(declarations),
+        None => manifests.arg("--build"),
+    };
+    jobs.push(Job::new(
+        "cargo xtask manifests --check",
+        Lane::Busy,
+        manifests,
+    ));
     // Every feature, as the tests were built: the libraries are reused.
     let mut doc = cargo(&["test", "--doc", "--all-features"]);
     doc.args(binaries::packages_or_workspace(build_args));
