@@ -3,10 +3,11 @@
 //! and, with `--kube-api-qps`, client-side rate limiting as client-go's token bucket.
 //! Every controller, cache and runnable of the manager talks through it.
 //!
-//! For fault tests, `KUBEBUILDER_CRASH_AFTER="<METHOD> <path suffix>"` (e.g. `POST /jobs`)
-//! makes the process SIGKILL itself the moment the apiserver accepts such a request: a
-//! crash between two writes, at a chosen point, without a line of test code in the
-//! reconciler.
+//! For fault tests, and only in a build with the `faults` feature,
+//! `KUBEBUILDER_CRASH_AFTER="<METHOD> <path suffix>"` (e.g. `POST /jobs`) makes the process
+//! SIGKILL itself the moment the apiserver accepts such a request: a crash between two
+//! writes, at a chosen point, without a line of test code in the reconciler. A production
+//! manager has no such hook (`cargo xtask docker-build` checks).
 
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -33,6 +34,7 @@ pub(crate) fn instrument(
         host: host.into(),
         limiter: (qps > 0.0).then(|| Arc::new(TokenBucket::new(f64::from(qps), burst))),
         metrics,
+        #[cfg(feature = "faults")]
         crash_after: CrashAfter::from_env(),
     });
     wrap(client, move |client, request| {
@@ -80,6 +82,7 @@ struct Instrumented {
     host: Arc<str>,
     limiter: Option<Arc<TokenBucket>>,
     metrics: Metrics,
+    #[cfg(feature = "faults")]
     crash_after: Option<CrashAfter>,
 }
 
@@ -93,6 +96,7 @@ impl Instrumented {
             limiter.acquire().await;
         }
         let method = request.method().to_string();
+        #[cfg(feature = "faults")]
         let crash = self
             .crash_after
             .as_ref()
@@ -106,6 +110,7 @@ impl Instrumented {
         };
         self.metrics
             .apiserver_request(&method, &self.host, &code, started.elapsed());
+        #[cfg(feature = "faults")]
         if crash
             && result
                 .as_ref()
@@ -118,12 +123,14 @@ impl Instrumented {
 }
 
 /// The request after whose success the process kills itself (`KUBEBUILDER_CRASH_AFTER`).
+#[cfg(feature = "faults")]
 #[derive(Debug, PartialEq)]
 struct CrashAfter {
     method: String,
     path_suffix: String,
 }
 
+#[cfg(feature = "faults")]
 impl CrashAfter {
     const ENV: &str = "KUBEBUILDER_CRASH_AFTER";
 
@@ -197,6 +204,7 @@ impl TokenBucket {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "faults")]
     #[test]
     fn a_crash_point_names_a_method_and_a_path_suffix() {
         let crash = CrashAfter::parse("post /jobs").unwrap();

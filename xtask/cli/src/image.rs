@@ -97,18 +97,34 @@ pub fn build_static_manager(root: &Path) -> Result<PathBuf> {
         crate::run::built_executable(&String::from_utf8_lossy(&output.stdout), "controller")
             .context("cargo build did not report the controller executable")?;
     ensure_static(&binary)?;
+    ensure_no_test_hook(&binary)?;
     Ok(binary)
+}
+
+/// The variable of the runtime's crash hook, which only a build with its `faults` feature
+/// compiles in (kubebuilder-runtime's rest_client.rs).
+const CRASH_HOOK: &str = "KUBEBUILDER_CRASH_AFTER";
+
+/// A manager that a variable could make SIGKILL itself has no place in an image.
+fn ensure_no_test_hook(binary: &Path) -> Result<()> {
+    if contains(&std::fs::read(binary)?, CRASH_HOOK.as_bytes()) {
+        bail!(
+            "{} has the fault tests' crash hook ({CRASH_HOOK}): a feature turned on \
+             kubebuilder-runtime's `faults`",
+            binary.display()
+        );
+    }
+    Ok(())
+}
+
+fn contains(bytes: &[u8], part: &[u8]) -> bool {
+    bytes.windows(part.len()).any(|window| window == part)
 }
 
 /// A dynamic executable would not start in an image without its libraries.
 fn ensure_static(binary: &Path) -> Result<()> {
-    let bytes = std::fs::read(binary)?;
     // An ELF with a PT_INTERP program header asks for a dynamic loader.
-    let interpreter = b"/lib64/ld-linux-x86-64.so";
-    if bytes
-        .windows(interpreter.len())
-        .any(|window| window == interpreter)
-    {
+    if contains(&std::fs::read(binary)?, b"/lib64/ld-linux-x86-64.so") {
         bail!(
             "{} is dynamically linked; the image needs a static executable",
             binary.display()
@@ -176,6 +192,18 @@ fn git_revision(root: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_manager_with_the_crash_hook_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let hooked = dir.path().join("hooked");
+        std::fs::write(&hooked, b"\x7fELF...KUBEBUILDER_CRASH_AFTER...").unwrap();
+        let error = ensure_no_test_hook(&hooked).unwrap_err().to_string();
+        assert!(error.contains("crash hook"), "{error}");
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, b"\x7fELF...KUBEBUILDER_...").unwrap();
+        ensure_no_test_hook(&plain).unwrap();
+    }
 
     #[test]
     fn archives_are_named_after_the_normalised_image() {
