@@ -152,12 +152,8 @@ fn from_messages(messages: &str, packages: &[serde_json::Value]) -> Result<Vec<T
         .filter_map(|package| Some((package["manifest_path"].as_str()?, package)))
         .collect();
     let mut binaries = Vec::new();
-    for message in messages
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-    {
-        let is_test =
-            message["reason"] == "compiler-artifact" && message["profile"]["test"] == true;
+    for message in artifacts(messages) {
+        let is_test = message["profile"]["test"] == true;
         let (true, Some(executable)) = (is_test, message["executable"].as_str()) else {
             continue;
         };
@@ -202,16 +198,20 @@ fn from_messages(messages: &str, packages: &[serde_json::Value]) -> Result<Vec<T
     Ok(binaries)
 }
 
-/// The programs among cargo's JSON `messages`: `bin` targets built as themselves, not as
-/// test executables.
-fn programs(messages: &str) -> BTreeMap<String, PathBuf> {
+/// The `compiler-artifact` messages among cargo's JSON `messages`.
+fn artifacts(messages: &str) -> impl Iterator<Item = serde_json::Value> + '_ {
     messages
         .lines()
         .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .filter(|message| message["reason"] == "compiler-artifact")
+}
+
+/// The programs among cargo's JSON `messages`: `bin` targets built as themselves, not as
+/// test executables.
+fn programs(messages: &str) -> BTreeMap<String, PathBuf> {
+    artifacts(messages)
         .filter(|message| {
-            message["reason"] == "compiler-artifact"
-                && message["profile"]["test"] == false
-                && message["target"]["kind"][0] == "bin"
+            message["profile"]["test"] == false && message["target"]["kind"][0] == "bin"
         })
         .filter_map(|message| {
             let name = message["target"]["name"].as_str()?.to_owned();
