@@ -451,7 +451,7 @@ impl Cache {
     pub(crate) fn subscribe<K: CachedKind>(
         &self,
         namespace: Option<&str>,
-    ) -> impl Stream<Item = Arc<Compact<K>>> + Send + 'static + use<K> {
+    ) -> impl Stream<Item = ObjectChange<K>> + Send + 'static + use<K> {
         self.informer_in_scope::<K>(namespace).subscribe()
     }
 
@@ -601,7 +601,7 @@ struct InformerState<K: CachedKind> {
     /// Index name → value → the objects found under it. A `Vec`, not a set: a value
     /// names few objects (a CronJob's Jobs), and a set of one takes four slots.
     indexes: HashMap<String, HashMap<String, Vec<StoreKey<K>>>>,
-    subscribers: Vec<mpsc::UnboundedSender<Arc<Compact<K>>>>,
+    subscribers: Vec<mpsc::UnboundedSender<ObjectChange<K>>>,
     /// The watch's latest error, cleared by a complete list.
     last_error: Option<String>,
 }
@@ -679,12 +679,13 @@ impl<K: CachedKind> Informer<K> {
                     return;
                 };
                 let key = object_key(&object);
-                let old = self.indexed_version(&key);
+                let before = self.store.get(&key);
+                let old = self.indexed_version(before.as_deref());
                 writer.apply_watcher_event(&Event::Apply(compact));
                 let mut state = lock(&self.state);
                 state.reindex(&self.extractors, &key, old.as_ref(), Some(&object));
                 if let Some(stored) = self.store.get(&key) {
-                    state.dispatch(&stored);
+                    state.dispatch(&ObjectChange::updated(before, stored));
                 }
             }
             Event::Delete(object) => {
@@ -692,11 +693,11 @@ impl<K: CachedKind> Informer<K> {
                     return;
                 };
                 let key = object_key(&object);
-                let old = self.indexed_version(&key);
+                let old = self.indexed_version(self.store.get(&key).as_deref());
                 writer.apply_watcher_event(&Event::Delete(compact.clone()));
                 let mut state = lock(&self.state);
                 state.reindex(&self.extractors, &key, old.as_ref(), None);
-                state.dispatch(&Arc::new(compact));
+                state.dispatch(&ObjectChange::deleted(Arc::new(compact)));
             }
             Event::InitApply(object) => {
                 if let Some(compact) = encode(&object) {
@@ -704,6 +705,13 @@ impl<K: CachedKind> Informer<K> {
                 }
             }
             Event::InitDone => {
+                // What a relist replaces: the versions its changes are told against.
+                let mut before: HashMap<StoreKey<K>, Arc<Compact<K>>> = self
+                    .store
+                    .state()
+                    .into_iter()
+                    .map(|object| (object.object_ref(), object))
+                    .collect();
                 writer.apply_watcher_event(&Event::InitDone);
                 let objects = self.store.state();
                 let mut state = lock(&self.state);
@@ -714,8 +722,9 @@ impl<K: CachedKind> Informer<K> {
                         state.reindex(&self.extractors, &object_key(&object), None, Some(&object));
                     }
                 }
-                for object in &objects {
-                    state.dispatch(object);
+                for object in objects {
+                    let old = before.remove(&object.object_ref());
+                    state.dispatch(&ObjectChange::updated(old, object));
                 }
                 self.synced.open();
             }
@@ -723,22 +732,22 @@ impl<K: CachedKind> Informer<K> {
         }
     }
 
-    /// The cached version of `key`, decoded for the index values it is found under: only
-    /// when the kind has indexes.
-    fn indexed_version(&self, key: &StoreKey<K>) -> Option<K> {
+    /// The cached version of an object, decoded for the index values it is found under:
+    /// only when the kind has indexes.
+    fn indexed_version(&self, cached: Option<&Compact<K>>) -> Option<K> {
         if self.extractors.is_empty() {
             return None;
         }
-        decode_logged(&*self.store.get(key)?)
+        decode_logged(cached?)
     }
 
-    fn subscribe(&self) -> impl Stream<Item = Arc<Compact<K>>> + Send + 'static + use<K> {
+    fn subscribe(&self) -> impl Stream<Item = ObjectChange<K>> + Send + 'static + use<K> {
         let (sender, receiver) = mpsc::unbounded_channel();
         let mut state = lock(&self.state);
         // Under the lock the pump dispatches with: nothing is missed, at worst repeated.
         if self.synced.is_open() {
             for object in self.store.state() {
-                let _ = sender.send(object);
+                let _ = sender.send(ObjectChange::updated(None, object));
             }
         }
         state.subscribers.push(sender);
@@ -830,10 +839,48 @@ impl<K: CachedKind> InformerState<K> {
         }
     }
 
-    /// Sends `object` to every subscriber still listening.
-    fn dispatch(&mut self, object: &Arc<Compact<K>>) {
+    /// Sends `change` to every subscriber still listening.
+    fn dispatch(&mut self, change: &ObjectChange<K>) {
         self.subscribers
-            .retain(|subscriber| subscriber.send(object.clone()).is_ok());
+            .retain(|subscriber| subscriber.send(change.clone()).is_ok());
+    }
+}
+
+/// One change to a cached object, as the controllers watching its kind are told: the
+/// object as the cache holds it now (as it was last, when deleted) and the version the
+/// cache held before it (none for a new object, nor for the objects a controller is given
+/// when it starts), for the predicates that compare the two.
+pub(crate) struct ObjectChange<K> {
+    pub(crate) old: Option<Arc<Compact<K>>>,
+    pub(crate) new: Arc<Compact<K>>,
+    pub(crate) deleted: bool,
+}
+
+impl<K> ObjectChange<K> {
+    fn updated(old: Option<Arc<Compact<K>>>, new: Arc<Compact<K>>) -> Self {
+        Self {
+            old,
+            new,
+            deleted: false,
+        }
+    }
+
+    fn deleted(last: Arc<Compact<K>>) -> Self {
+        Self {
+            old: None,
+            new: last,
+            deleted: true,
+        }
+    }
+}
+
+impl<K> Clone for ObjectChange<K> {
+    fn clone(&self) -> Self {
+        Self {
+            old: self.old.clone(),
+            new: self.new.clone(),
+            deleted: self.deleted,
+        }
     }
 }
 

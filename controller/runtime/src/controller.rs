@@ -25,11 +25,13 @@ use kube::runtime::controller::{Action, Config, Controller, Error as ControllerE
 use kube::runtime::reflector::ObjectRef;
 use kube::{Client, Resource};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
+use tracing::Instrument as _;
 
 use crate::backoff::Backoff;
-use crate::cache::{Cache, CacheError, CachedKind, Compact, decode, decode_metadata};
+use crate::cache::{Cache, CacheError, CachedKind, Compact, ObjectChange, decode, decode_metadata};
 use crate::healthz::ReadinessHandle;
 use crate::metrics::{ControllerMetrics, ReconcileResult, Workqueue};
+use crate::predicate::{Change, Filters};
 
 /// controller-runtime's default `MaxConcurrentReconciles`.
 pub const DEFAULT_MAX_CONCURRENT_RECONCILES: u16 = 1;
@@ -89,11 +91,21 @@ impl Scope {
     /// informer of `K` in this scope (the cluster-wide one for a cluster-scoped kind): no
     /// watch of its own.
     pub fn controller_for<K: CachedKind>(&self) -> CachedController<K> {
+        self.controller_filtered(Filters::default())
+    }
+
+    /// [`Scope::controller_for`], reconciling only the changes to `K` that `filters` admit.
+    pub(crate) fn controller_filtered<K: CachedKind>(
+        &self,
+        filters: Filters,
+    ) -> CachedController<K> {
         let queue = self.queue.clone();
         let triggers = self
             .cache
             .subscribe::<K>(self.namespace())
-            .map(move |object| {
+            .filter(move |change| std::future::ready(admitted(&filters, change)))
+            .map(move |change| {
+                let object = change.new;
                 queue.add(queue_key(object.namespace(), object.name()));
                 Arc::new(object.key_only())
             });
@@ -104,6 +116,35 @@ impl Scope {
             ),
         }
     }
+}
+
+/// Whether every predicate of `filters` lets `change` through. An object whose metadata
+/// does not decode is let through: a missed reconcile is worse than an extra one.
+fn admitted<K: CachedKind>(filters: &Filters, change: &ObjectChange<K>) -> bool {
+    if filters.is_empty() {
+        return true;
+    }
+    let metadata = |object: &Compact<K>| {
+        decode_metadata(object)
+            .inspect_err(|error| tracing::error!(%error, "a change not filtered"))
+            .ok()
+    };
+    let Some(new) = metadata(&change.new) else {
+        return true;
+    };
+    let old = match &change.old {
+        Some(old) => match metadata(old) {
+            Some(old) => Some(old),
+            None => return true,
+        },
+        None => None,
+    };
+    let change = match (&old, change.deleted) {
+        (_, true) => Change::Delete(&new),
+        (Some(old), false) => Change::Update { old, new: &new },
+        (None, false) => Change::Create(&new),
+    };
+    filters.admit(&change)
 }
 
 /// A controller of `K` on the manager's shared informers, built by
@@ -118,13 +159,19 @@ impl<K: CachedKind> CachedController<K> {
     /// (controller-runtime's `Owns(&Child{})`). Only the child's metadata is decoded.
     #[must_use]
     pub fn owns_cached<Child: CachedKind>(self, scope: &Scope) -> Self {
-        self.watches_decoded(scope, |child: &Compact<Child>| {
+        self.owns_filtered::<Child>(scope, Filters::default())
+    }
+
+    /// [`CachedController::owns_cached`] for the changes `filters` admit.
+    pub(crate) fn owns_filtered<Child: CachedKind>(self, scope: &Scope, filters: Filters) -> Self {
+        self.watches_decoded(scope, filters, |child: &Compact<Child>| {
             let metadata = decode_metadata(child)?;
             let namespace = metadata.namespace.as_deref();
             Ok(metadata
                 .owner_references
                 .iter()
                 .flatten()
+                .filter(|owner| owner.controller == Some(true))
                 .filter_map(|owner| ObjectRef::<K>::from_owner_ref(namespace, owner, ()))
                 .collect())
         })
@@ -142,15 +189,31 @@ impl<K: CachedKind> CachedController<K> {
         Other: CachedKind,
         I: IntoIterator<Item = ObjectRef<K>> + 'static,
     {
-        self.watches_decoded(scope, move |other: &Compact<Other>| {
+        self.watches_filtered(scope, Filters::default(), mapper)
+    }
+
+    /// [`CachedController::watches_cached`] for the changes `filters` admit.
+    pub(crate) fn watches_filtered<Other, I>(
+        self,
+        scope: &Scope,
+        filters: Filters,
+        mapper: impl Fn(Arc<Other>) -> I + Send + Sync + 'static,
+    ) -> Self
+    where
+        Other: CachedKind,
+        I: IntoIterator<Item = ObjectRef<K>> + 'static,
+    {
+        self.watches_decoded(scope, filters, move |other: &Compact<Other>| {
             Ok(mapper(Arc::new(decode(other)?)).into_iter().collect())
         })
     }
 
-    /// Reconciles the objects `map` reads from each changed `Other` as the cache holds it.
+    /// Reconciles the objects `map` reads from each changed `Other` (as the cache holds
+    /// it) that `filters` admit.
     fn watches_decoded<Other: CachedKind>(
         self,
         scope: &Scope,
+        filters: Filters,
         map: impl Fn(&Compact<Other>) -> Result<Vec<ObjectRef<K>>, CacheError> + Send + Sync + 'static,
     ) -> Self {
         let queue = scope.queue.clone();
@@ -169,10 +232,13 @@ impl<K: CachedKind> CachedController<K> {
                 })
                 .collect::<Vec<_>>()
         };
+        let changes = scope
+            .cache
+            .subscribe::<Other>(scope.namespace())
+            .filter(move |change| std::future::ready(admitted(&filters, change)))
+            .map(|change| change.new);
         Self {
-            controller: self
-                .controller
-                .watches_shared_stream(scope.cache.subscribe::<Other>(scope.namespace()), mapper),
+            controller: self.controller.watches_shared_stream(changes, mapper),
         }
     }
 }
@@ -412,16 +478,24 @@ where
     move |compact: Arc<Compact<K>>, context| {
         let key = compact.object_ref();
         let queue_key = queue_key(compact.namespace(), compact.name());
+        // What a reconciler logs is about this object (controller-runtime's
+        // `log.FromContext(ctx)` carries the same).
+        let span = tracing::info_span!(
+            "reconcile",
+            controller = %guard.controller,
+            namespace = compact.namespace(),
+            name = compact.name(),
+        );
         let running = match decode(&compact) {
             // A reconciler that is not an `async fn` may panic before returning its future.
-            Ok(object) => {
+            Ok(object) => span.in_scope(|| {
                 std::panic::catch_unwind(AssertUnwindSafe(|| reconcile(Arc::new(object), context)))
                     .map_err(|panic| ReconcileFailure::Panicked(panic_message(panic.as_ref())))
-            }
+            }),
             Err(error) => Err(ReconcileFailure::Undecodable(error)),
         };
         let guard = guard.clone();
-        Box::pin(async move {
+        let reconciled = async move {
             let queue = guard.metrics.queue();
             queue.started(&queue_key);
             let _worker = guard.metrics.worker_started();
@@ -461,7 +535,8 @@ where
             };
             guard.metrics.record(result, started.elapsed());
             outcome
-        })
+        };
+        Box::pin(reconciled.instrument(span))
     }
 }
 

@@ -2,6 +2,8 @@
 //! controller-runtime's manager, metrics server, probes and webhook server.
 //!
 //! - [`ManagerArgs`]: kubebuilder's manager flags, to flatten into a binary's CLI.
+//! - [`Manager::controller_for`]: a controller of a kind, the kinds it owns and watches,
+//!   its [`predicate`]s and its [`Reconciler`], in one expression.
 //! - [`Manager`]: runs controllers and runnables (with leader election), probes and
 //!   health checks, metrics and webhooks, and shuts down gracefully.
 //! - [`cache`]: the manager's shared cache: one watch per kind, cached reads, field
@@ -20,6 +22,7 @@
 pub mod backoff;
 #[cfg(feature = "test-util")]
 pub mod bench;
+mod builder;
 pub mod cache;
 pub mod certs;
 #[cfg(feature = "test-util")]
@@ -34,9 +37,11 @@ mod leader;
 mod manager;
 pub mod metrics;
 mod options;
+pub mod predicate;
 mod rest_client;
 pub mod webhook;
 
+pub use builder::{Builder, Reconciler};
 pub use clock::{Clock, SystemClock, TestClock};
 pub use controller::{
     CachedController, ControllerContext, DEFAULT_MAX_CONCURRENT_RECONCILES, Scope, is_conflict,

@@ -17,9 +17,11 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::cache::{Cache, ManagedFields};
+use crate::builder::Builder;
+use crate::cache::{Cache, CachedKind, ManagedFields};
 use crate::certs::{CertError, CertPair, CertificateAuthority, LOCAL_CA_NAME};
 use crate::controller::{ControllerContext, DEFAULT_MAX_CONCURRENT_RECONCILES};
+use crate::events::{Recorder, Reporter};
 use crate::healthz::{self, CheckResult, Probes};
 use crate::http::{self, FixedCertificate, ReloadingCertificate, TlsError};
 use crate::leader::{self, Campaign, Fence, LeaseSettings, LeaseTiming};
@@ -112,10 +114,7 @@ pub enum ManagerError {
 ///
 /// Manager::new(client, args)
 ///     .leader_election_id("80807133.tutorial.kubebuilder.io")
-///     .controller("cronjob", |ctx| async move {
-///         // ctx.run(|scope| scope.controller_for::<CronJob>().owns_cached::<Job>(scope), ..).await
-///         ctx.stopped().await;
-///     })
+///     // .controller_for::<CronJob>().owns::<Job>().complete(reconciler)
 ///     .run()
 ///     .await
 /// # }
@@ -234,6 +233,19 @@ impl Manager {
         let start: StartController = Arc::new(move |context| Box::pin(start(context)));
         self.controllers.push((name.to_owned(), start));
         self
+    }
+
+    /// Starts a controller of kind `K` (controller-runtime's
+    /// `ctrl.NewControllerManagedBy(mgr).For(&K{})`): name its owned and watched kinds and
+    /// its filters, then register it with [`Builder::complete`].
+    pub fn controller_for<K: CachedKind>(self) -> Builder<K> {
+        Builder::new(self)
+    }
+
+    /// A recorder of Events about objects, reported as the controller `name`
+    /// (controller-runtime's `mgr.GetEventRecorderFor(name)`).
+    pub fn event_recorder(&self, name: &str) -> Recorder {
+        Recorder::new(self.client.clone(), Reporter::from(name))
     }
 
     /// Adds a runnable (controller-runtime's `mgr.Add`): `task` is called with a token

@@ -8,7 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{eventually, promlint, promlint_check, test_args};
+use common::{
+    GROUP, Widget, WidgetSpec, eventually, promlint, promlint_check, test_args, widget_crd,
+};
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::rbac::v1::ClusterRole;
@@ -18,9 +20,10 @@ use kube::{Client, ResourceExt as _};
 use kubebuilder_envtest::shared;
 use kubebuilder_runtime::certs::write_loopback_serving_certificate;
 use kubebuilder_runtime::client::HttpClient;
+use kubebuilder_runtime::predicate::GenerationChanged;
 use kubebuilder_runtime::{
     BindAddress, ControllerContext, Manager, ManagerArgs, ManagerError, NeedLeaderElection,
-    RunningManager, healthz,
+    Reconciler, RunningManager, healthz,
 };
 use serde_json::json;
 use tokio::sync::Notify;
@@ -1118,4 +1121,109 @@ fn short_lease(duration: Duration) -> ManagerArgs {
         leader_elect_retry_period: Duration::from_secs(1),
         ..test_args()
     }
+}
+
+/// The generation of each Widget reconcile a controller saw, in order.
+#[derive(Default)]
+struct Generations(Arc<Mutex<Vec<i64>>>);
+
+impl Reconciler<Widget> for Generations {
+    type Error = ReconcileError;
+
+    async fn reconcile(&self, widget: Arc<Widget>) -> Result<Action, ReconcileError> {
+        let generation = widget.metadata.generation.unwrap_or_default();
+        self.0.lock().unwrap().push(generation);
+        Ok(Action::await_change())
+    }
+}
+
+/// Waits until `seen` holds `count` reconciles.
+async fn reconciled(seen: &Mutex<Vec<i64>>, count: usize, what: &str) {
+    eventually(what, Duration::from_secs(20), || async {
+        (seen.lock().unwrap().len() >= count).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn built_controllers_reconcile_owners_of_changed_children_and_the_generation_filter_drops_status_writes()
+ {
+    let plane = shared();
+    plane.install_crds(&[widget_crd()]).await.unwrap();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-builder").await.unwrap();
+    let widgets: Api<Widget> = Api::namespaced(client.clone(), &namespace);
+    let (every, filtered) = (Generations::default(), Generations::default());
+    let (every_seen, filtered_seen) = (every.0.clone(), filtered.0.clone());
+    let args = ManagerArgs {
+        namespaces: vec![namespace.clone()],
+        ..test_args()
+    };
+    let running = Manager::new(client.clone(), args)
+        .controller_for::<Widget>()
+        .owns::<ConfigMap>()
+        .complete(every)
+        .controller_for::<Widget>()
+        .named("filtered")
+        .with_event_filter(GenerationChanged)
+        .complete(filtered)
+        .start()
+        .await
+        .unwrap();
+
+    let widget = widgets
+        .create(
+            &PostParams::default(),
+            &Widget::new("w", WidgetSpec::default()),
+        )
+        .await
+        .unwrap();
+    reconciled(&every_seen, 1, "the new widget, unfiltered").await;
+    reconciled(&filtered_seen, 1, "the new widget, filtered").await;
+
+    // A status write: a new resourceVersion, the same generation.
+    let status = json!({"status": {"ready": true}});
+    widgets
+        .patch_status("w", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
+    reconciled(&every_seen, 2, "the status write, unfiltered").await;
+
+    // A ConfigMap the widget controls, and one it only owns.
+    for (name, controller) in [("controlled", true), ("owned", false)] {
+        let child: ConfigMap = serde_json::from_value(json!({"metadata": {
+            "name": name,
+            "ownerReferences": [{
+                "apiVersion": format!("{GROUP}/v1"), "kind": "Widget", "name": "w",
+                "uid": widget.metadata.uid, "controller": controller,
+            }],
+        }}))
+        .unwrap();
+        Api::<ConfigMap>::namespaced(client.clone(), &namespace)
+            .create(&PostParams::default(), &child)
+            .await
+            .unwrap();
+    }
+    reconciled(&every_seen, 3, "the controlled child").await;
+
+    // A spec change: a new generation, which both see.
+    let spec = json!({"spec": {"size": 2}});
+    widgets
+        .patch("w", &PatchParams::default(), &Patch::Merge(&spec))
+        .await
+        .unwrap();
+    reconciled(&every_seen, 4, "the spec change, unfiltered").await;
+    reconciled(&filtered_seen, 2, "the spec change, filtered").await;
+    running.shutdown().await.unwrap();
+
+    assert_eq!(
+        *every_seen.lock().unwrap(),
+        [1, 1, 1, 2],
+        "created, status written, child created, spec changed; not the owned child"
+    );
+    assert_eq!(
+        *filtered_seen.lock().unwrap(),
+        [1, 2],
+        "the status write and the children are filtered out"
+    );
 }

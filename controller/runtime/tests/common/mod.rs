@@ -15,7 +15,8 @@ use serde_json::json;
 /// The group of the test kind `Widget`.
 pub const GROUP: &str = "runtime.kubebuilder.test";
 
-/// A namespaced kind with a spec of optional fields, served as `widgets.<GROUP>/v1`.
+/// A namespaced kind with a spec of optional fields and a status subresource, served as
+/// `widgets.<GROUP>/v1`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Widget {
@@ -23,6 +24,8 @@ pub struct Widget {
     pub kind: String,
     pub metadata: ObjectMeta,
     pub spec: WidgetSpec,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<serde_json::Value>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -44,6 +47,7 @@ impl Widget {
                 ..Default::default()
             },
             spec,
+            status: None,
         }
     }
 }
@@ -90,13 +94,17 @@ pub fn widget_crd() -> CustomResourceDefinition {
             "scope": "Namespaced",
             "versions": [{
                 "name": "v1", "served": true, "storage": true,
+                "subresources": {"status": {}},
                 "schema": {"openAPIV3Schema": {
                     "type": "object",
-                    "properties": {"spec": {
-                        "type": "object",
-                        "x-kubernetes-preserve-unknown-fields": true,
-                        "properties": {"size": {"type": "integer"}, "color": {"type": "string"}}
-                    }}
+                    "properties": {
+                        "spec": {
+                            "type": "object",
+                            "x-kubernetes-preserve-unknown-fields": true,
+                            "properties": {"size": {"type": "integer"}, "color": {"type": "string"}}
+                        },
+                        "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}
+                    }
                 }}
             }]
         }
