@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use common::{Controller, JobStatus, TestEnv, condition, first_run_after_creation};
 use controller::cronjob::jobs::SCHEDULED_AT_ANNOTATION;
-use controller::cronjob::reconciler::Reconciler;
+use controller::cronjob::reconciler::CronJobReconciler;
 use jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt as _;
 use kube::api::{Patch, PatchParams};
-use kubebuilder_runtime::is_conflict;
+use kubebuilder_runtime::{Reconciler as _, is_conflict};
 use serde_json::json;
 
 fn seconds(seconds: i64) -> SignedDuration {
@@ -509,15 +509,16 @@ async fn a_status_write_from_a_stale_cronjob_is_refused_as_a_conflict() {
         .unwrap();
     // The reconciler alone, on the cache (with the Job index) of a manager never started.
     let manager = env.manager(env.client.clone(), env.manager_args());
-    let reconciler = Arc::new(Reconciler::new(
+    let reconciler = CronJobReconciler::new(
         env.client.clone(),
         manager.cache().clone(),
         Arc::new(env.clock.clone()),
-    ));
+    );
 
     // The write from the old version is refused as a conflict, which the manager's
     // controller retries from the newer version rather than reporting an error.
-    let error = Reconciler::reconcile(Arc::new(stale), reconciler.clone())
+    let error = reconciler
+        .reconcile(Arc::new(stale))
         .await
         .expect_err("the status write from an old version is refused");
     assert!(is_conflict(&error), "{error}");
@@ -525,7 +526,8 @@ async fn a_status_write_from_a_stale_cronjob_is_refused_as_a_conflict() {
     assert_eq!(unchanged.resource_version(), newer.resource_version());
 
     // From the latest version the same reconcile writes its conditions.
-    Reconciler::reconcile(Arc::new(newer), reconciler)
+    reconciler
+        .reconcile(Arc::new(newer))
         .await
         .expect("the reconcile succeeds from fresh data");
     let reconciled = env.cronjobs().get("stale").await.unwrap();

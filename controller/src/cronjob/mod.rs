@@ -17,10 +17,10 @@ use std::sync::Arc;
 
 use api::v1::CronJob;
 use k8s_openapi::api::batch::v1::Job;
-use kubebuilder_runtime::{Clock, ControllerContext, Manager};
+use kubebuilder_runtime::{Clock, Manager};
 
 use self::jobs::{JOB_OWNER_KEY, controller_uid};
-use self::reconciler::Reconciler;
+use self::reconciler::CronJobReconciler;
 
 /// The controller's name: the `controller` label of its metrics and its readiness check.
 pub const CONTROLLER_NAME: &str = "cronjob";
@@ -40,22 +40,11 @@ pub fn setup_with_manager(manager: Manager, clock: Arc<dyn Clock>) -> Manager {
     // The reconciler reads a Job's metadata and status, never its spec, whose pod template
     // is most of a cached Job's memory: a cluster may hold many Jobs.
     cache.transform::<Job, _>(|job| job.spec = None);
-    manager.controller(CONTROLLER_NAME, move |context| run(context, clock.clone()))
-}
-
-/// Runs the controller until the manager stops it.
-async fn run(context: ControllerContext, clock: Arc<dyn Clock>) {
-    let reconciler = Arc::new(Reconciler::new(
-        context.client().clone(),
-        context.cache().clone(),
-        clock,
-    ));
-    context
+    let reconciler = CronJobReconciler::new(manager.client().clone(), cache.clone(), clock);
+    manager
+        .controller_for::<CronJob>()
+        .named(CONTROLLER_NAME)
+        .owns::<Job>()
         .max_concurrent_reconciles(MAX_CONCURRENT_RECONCILES)
-        .run(
-            |scope| scope.controller_for::<CronJob>().owns_cached::<Job>(scope),
-            Reconciler::reconcile,
-            reconciler,
-        )
-        .await;
+        .complete(reconciler)
 }

@@ -60,7 +60,7 @@ const EVENT_REPORTER: &str = "cronjob-controller";
 // The Events it records: the runtime's `events::Recorder` writes events.k8s.io/v1 Events,
 // creating them and patching their series.
 #[kubebuilder::rbac(groups = ["events.k8s.io"], resources = ["events"], verbs = ["create", "patch"])]
-pub struct Reconciler {
+pub struct CronJobReconciler {
     client: Client,
     cache: Cache,
     clock: Arc<dyn Clock>,
@@ -80,25 +80,11 @@ pub enum Error {
     CreateJob { job: String, source: kube::Error },
 }
 
-impl Reconciler {
-    /// A reconciler reading Jobs from `cache` (indexed by [`JOB_OWNER_KEY`]) and the time
-    /// from `clock`.
-    pub fn new(client: Client, cache: Cache, clock: Arc<dyn Clock>) -> Self {
-        let recorder = Recorder::new(client.clone(), Reporter::from(EVENT_REPORTER));
-        Self {
-            client,
-            cache,
-            clock,
-            recorder,
-        }
-    }
+impl kubebuilder_runtime::Reconciler<CronJob> for CronJobReconciler {
+    type Error = Error;
 
-    /// The reconcile function the controller runs.
-    pub async fn reconcile(cronjob: Arc<CronJob>, reconciler: Arc<Self>) -> Result<Action, Error> {
-        reconciler.reconcile_cronjob(&cronjob).await
-    }
-
-    async fn reconcile_cronjob(&self, cronjob: &CronJob) -> Result<Action, Error> {
+    async fn reconcile(&self, cronjob: Arc<CronJob>) -> Result<Action, Error> {
+        let cronjob = cronjob.as_ref();
         // 1. The controller hands over the CronJob from its cache (never a deleted one).
         let now = self.clock.now();
         let namespace = cronjob.namespace().unwrap_or_default();
@@ -304,6 +290,20 @@ impl Reconciler {
         );
         status.write(&cronjobs).await?;
         Ok(requeue)
+    }
+}
+
+impl CronJobReconciler {
+    /// A reconciler reading Jobs from `cache` (indexed by [`JOB_OWNER_KEY`]) and the time
+    /// from `clock`.
+    pub fn new(client: Client, cache: Cache, clock: Arc<dyn Clock>) -> Self {
+        let recorder = Recorder::new(client.clone(), Reporter::from(EVENT_REPORTER));
+        Self {
+            client,
+            cache,
+            clock,
+            recorder,
+        }
     }
 
     /// Deletes a Job with background propagation (its Pods go after it); already gone is

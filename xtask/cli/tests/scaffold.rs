@@ -883,7 +883,7 @@ fn resource_false_for_a_kubernetes_kind_scaffolds_a_controller_on_its_k8s_openap
     assert_eq!(with_placeholders(root, &written), Vec::<String>::new());
     let module = project.read("controller/src/deployment/mod.rs");
     assert!(module.contains("use k8s_openapi::api::apps::v1::Deployment;"));
-    assert!(module.contains("|scope| scope.controller_for::<Deployment>(),"));
+    assert!(module.contains(".controller_for::<Deployment>()"));
     let reconciler = project.read("controller/src/deployment/reconciler.rs");
     for resource in [
         "deployments",
@@ -952,7 +952,7 @@ fn resource_false_for_a_kubernetes_kind_scaffolds_a_controller_on_its_k8s_openap
         "create api --group core --version v1 --kind Namespace --resource=false",
     );
     let module = project.read("controller/src/namespace/mod.rs");
-    assert!(module.contains("|scope| scope.controller_for::<Namespace>(),"));
+    assert!(module.contains(".controller_for::<Namespace>()"));
     assert!(
         project
             .read("controller/src/namespace/reconciler.rs")
@@ -1013,7 +1013,7 @@ fn an_external_api_path_scaffolds_a_controller_on_another_crates_type() {
     let module = project.read("controller/src/widget/mod.rs");
     assert!(module.contains("use widget_api::v1alpha1::Widget;"));
     assert!(module.contains("another project's kind, from the `widget_api` crate:\n"));
-    assert!(module.contains("|scope| scope.controller_for::<Widget>(),"));
+    assert!(module.contains(".controller_for::<Widget>()"));
     assert!(
         project
             .read("controller/src/widget/reconciler.rs")

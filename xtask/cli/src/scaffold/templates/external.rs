@@ -24,33 +24,23 @@ pub const CONTROLLER_MOD_RS: &str = r#"//! The {{kind}} controller, for {{origin
 pub mod reconciler;
 // +kubebuilder:scaffold:submodules
 
-use std::sync::Arc;
-
 use {{type_path}};
-use kubebuilder_runtime::{ControllerContext, Manager};
+use kubebuilder_runtime::Manager;
 
-use self::reconciler::Reconciler;
+use self::reconciler::{{kind}}Reconciler;
 
 /// The controller's name: the `controller` label of its metrics and its readiness check.
 pub const CONTROLLER_NAME: &str = "{{kind_lower}}";
 
 /// Registers the {{kind}} controller on `manager`.
 pub fn setup_with_manager(manager: Manager) -> Manager {
-    manager.controller(CONTROLLER_NAME, run)
-}
-
-/// Runs the controller until the manager stops it.
-async fn run(context: ControllerContext) {
-    let reconciler = Arc::new(Reconciler::new(context.client().clone()));
-    context
-        .run(
-            // Watch the objects the reconciler creates too (`.owns_cached::<Child>(scope)`),
-            // so that their changes reconcile their owner.
-            |scope| scope.controller_for::<{{kind}}>(),
-            Reconciler::reconcile,
-            reconciler,
-        )
-        .await;
+    let reconciler = {{kind}}Reconciler::new(manager.client().clone());
+    manager
+        .controller_for::<{{kind}}>()
+        .named(CONTROLLER_NAME)
+        // Watch the objects the reconciler creates too (`.owns::<Child>()`), so that
+        // their changes reconcile their owner.
+        .complete(reconciler)
 }
 "#;
 
@@ -65,6 +55,7 @@ use std::sync::Arc;
 use {{type_path}};
 use kube::Client;
 use kube::runtime::controller::Action;
+use kubebuilder_runtime::Reconciler;
 
 /// Reconciles {{kind}}s ({{api_version}}): makes the cluster match what they ask for.
 // The {{kind}}s it reconciles, their status, and their finalizers (needed to set
@@ -84,7 +75,7 @@ use kube::runtime::controller::Action;
     resources = ["{{plural}}/finalizers"],
     verbs = ["update"]
 )]
-pub struct Reconciler {
+pub struct {{kind}}Reconciler {
     /// The client the reconciler reads and writes the cluster with.
     pub client: Client,
 }
@@ -97,19 +88,18 @@ pub enum Error {
     Kube(#[from] kube::Error),
 }
 
-impl Reconciler {
+impl {{kind}}Reconciler {
     /// A reconciler calling the apiserver through `client`.
     pub fn new(client: Client) -> Self {
         Self { client }
     }
+}
 
-    /// The reconcile function the controller runs, for each {{kind}} that changes (and for
-    /// every one when the controller starts).
-    pub async fn reconcile({{kind_snake}}: Arc<{{kind}}>, reconciler: Arc<Self>) -> Result<Action, Error> {
-        reconciler.reconcile_{{kind_snake}}(&{{kind_snake}}).await
-    }
+impl Reconciler<{{kind}}> for {{kind}}Reconciler {
+    type Error = Error;
 
-    async fn reconcile_{{kind_snake}}(&self, _{{kind_snake}}: &{{kind}}) -> Result<Action, Error> {
+    /// Runs for each {{kind}} that changes (and for every one when the controller starts).
+    async fn reconcile(&self, _{{kind_snake}}: Arc<{{kind}}>) -> Result<Action, Error> {
         // Make the cluster match what the {{kind}} asks for here: read what exists through
         // `self.client`, then create, change or delete what differs (with an RBAC attribute
         // above for each kind it touches). The {{kind}} is not this project's: change it

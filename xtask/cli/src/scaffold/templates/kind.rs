@@ -200,33 +200,23 @@ pub const CONTROLLER_MOD_RS: &str = r#"//! The {{kind}} controller: its reconcil
 pub mod reconciler;
 // +kubebuilder:scaffold:submodules
 
-use std::sync::Arc;
-
 use {{api_module}}::{{kind}};
-use kubebuilder_runtime::{ControllerContext, Manager};
+use kubebuilder_runtime::Manager;
 
-use self::reconciler::Reconciler;
+use self::reconciler::{{kind}}Reconciler;
 
 /// The controller's name: the `controller` label of its metrics and its readiness check.
 pub const CONTROLLER_NAME: &str = "{{unique_name}}";
 
 /// Registers the {{kind}} controller on `manager`.
 pub fn setup_with_manager(manager: Manager) -> Manager {
-    manager.controller(CONTROLLER_NAME, run)
-}
-
-/// Runs the controller until the manager stops it.
-async fn run(context: ControllerContext) {
-    let reconciler = Arc::new(Reconciler::new(context.client().clone()));
-    context
-        .run(
-            // Watch the objects the reconciler creates too (`.owns_cached::<Child>(scope)`),
-            // so that their changes reconcile their owner.
-            |scope| scope.controller_for::<{{kind}}>(),
-            Reconciler::reconcile,
-            reconciler,
-        )
-        .await;
+    let reconciler = {{kind}}Reconciler::new(manager.client().clone());
+    manager
+        .controller_for::<{{kind}}>()
+        .named(CONTROLLER_NAME)
+        // Watch the objects the reconciler creates too (`.owns::<Child>()`), so that
+        // their changes reconcile their owner.
+        .complete(reconciler)
 }
 "#;
 
@@ -312,7 +302,7 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, PostParams};
 use kube::runtime::controller::Action;
 use kube::{Client, ResourceExt as _};
-use kubebuilder_runtime::conditions;
+use kubebuilder_runtime::{Reconciler, conditions};
 
 /// The condition type the reconciler sets on each {{kind}} it has reconciled...
 pub const AVAILABLE: &str = "Available";
@@ -337,7 +327,7 @@ pub const RECONCILED: &str = "Reconciled";
     resources = ["{{plural}}/finalizers"],
     verbs = ["update"]
 )]
-pub struct Reconciler {
+pub struct {{kind}}Reconciler {
     client: Client,
 }
 
@@ -348,18 +338,18 @@ pub enum Error {
     UpdateStatus(#[source] kube::Error),
 }
 
-impl Reconciler {
+impl {{kind}}Reconciler {
     /// A reconciler calling the apiserver through `client`.
     pub fn new(client: Client) -> Self {
         Self { client }
     }
+}
 
-    /// The reconcile function the controller runs.
-    pub async fn reconcile({{kind_snake}}: Arc<{{kind}}>, reconciler: Arc<Self>) -> Result<Action, Error> {
-        reconciler.reconcile_{{kind_snake}}(&{{kind_snake}}).await
-    }
+impl Reconciler<{{kind}}> for {{kind}}Reconciler {
+    type Error = Error;
 
-    async fn reconcile_{{kind_snake}}(&self, {{kind_snake}}: &{{kind}}) -> Result<Action, Error> {
+    /// Runs for each {{kind}} that changes (and for every one when the controller starts).
+    async fn reconcile(&self, {{kind_snake}}: Arc<{{kind}}>) -> Result<Action, Error> {
         // Make the cluster match `{{kind_snake}}.spec` here: read what exists, then create,
         // change or delete what differs (with an RBAC attribute above for each kind it
         // touches), and report the outcome in the conditions.
@@ -377,7 +367,7 @@ impl Reconciler {
         );
         // Writing an unchanged status would only trigger another reconcile.
         if changed {
-            let mut updated = {{kind_snake}}.clone();
+            let mut updated = {{kind_snake}}.as_ref().clone();
             updated.status = Some(status);
             let api: Api<{{kind}}> = {{status_api}};
             api.replace_status(&updated.name_any(), &PostParams::default(), &updated)
