@@ -75,7 +75,10 @@ impl Applier {
     /// Applies `object` (named by its `metadata.name`, in `api`'s namespace) and returns
     /// the object as the apiserver then holds it. `apiVersion` and `kind` are filled from
     /// `K` when `object` lacks them; `metadata.managedFields`, which an apply request must
-    /// not carry (an object read from the cluster has them), are left out.
+    /// not carry (an object read from the cluster has them), are left out. An object read
+    /// from the cluster also carries its `resourceVersion`, which makes the apply
+    /// conditional (a conflict if the object changed since) and claims every field it
+    /// holds: apply a new object with only the fields this manager owns.
     ///
     /// # Errors
     /// [`ApplyError`]: no name, or the apiserver's refusal (a conflict when not forced).

@@ -151,7 +151,7 @@ fn web_deployment(deployment: &mut Deployment) {
 async fn patch_deployment(
     api: &Api<Deployment>,
     replicas: i32,
-    observed_generation: i64,
+    observed_generation: Option<i64>,
 ) -> (Deployment, OperationResult) {
     controllerutil::create_or_patch(api, "web", |deployment: &mut Deployment| {
         web_deployment(deployment);
@@ -159,7 +159,7 @@ async fn patch_deployment(
         deployment
             .status
             .get_or_insert_default()
-            .observed_generation = Some(observed_generation);
+            .observed_generation = observed_generation;
         Ok::<_, std::convert::Infallible>(())
     })
     .await
@@ -172,19 +172,19 @@ async fn create_or_patch_patches_the_status_through_its_subresource() {
     let api: Api<Deployment> = Api::namespaced(client, &namespace);
 
     assert_eq!(
-        patch_deployment(&api, 1, 1).await.1,
+        patch_deployment(&api, 1, Some(1)).await.1,
         OperationResult::Created
     );
     assert_eq!(
-        patch_deployment(&api, 1, 1).await.1,
+        patch_deployment(&api, 1, Some(1)).await.1,
         OperationResult::UpdatedStatusOnly,
         "the status is not written on creation"
     );
-    let (_, result) = patch_deployment(&api, 2, 1).await;
+    let (_, result) = patch_deployment(&api, 2, Some(1)).await;
     assert_eq!(result, OperationResult::Updated);
-    let (_, result) = patch_deployment(&api, 3, 2).await;
+    let (_, result) = patch_deployment(&api, 3, Some(2)).await;
     assert_eq!(result, OperationResult::UpdatedStatus);
-    let (unchanged, result) = patch_deployment(&api, 3, 2).await;
+    let (unchanged, result) = patch_deployment(&api, 3, Some(2)).await;
     assert_eq!(result, OperationResult::Unchanged);
 
     let stored = api.get("web").await.unwrap();
@@ -194,6 +194,11 @@ async fn create_or_patch_patches_the_status_through_its_subresource() {
         stored.metadata.resource_version,
         unchanged.metadata.resource_version
     );
+
+    // A field the mutation removes from the status is removed.
+    let (cleared, result) = patch_deployment(&api, 3, None).await;
+    assert_eq!(result, OperationResult::UpdatedStatusOnly);
+    assert_eq!(cleared.status.unwrap().observed_generation, None);
 
     // The status in one line, by server-side apply.
     let applied = Applier::new("status-writer")

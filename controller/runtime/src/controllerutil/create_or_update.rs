@@ -12,7 +12,7 @@ use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Resource, ResourceExt as _};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::apply::fill_type_meta;
 
@@ -126,7 +126,8 @@ where
 /// The result tells which writes happened: [`OperationResult::Updated`],
 /// [`OperationResult::UpdatedStatus`] (both), [`OperationResult::UpdatedStatusOnly`].
 /// On creation the status is not written (the apiserver ignores it where status is a
-/// subresource; patch it on the next reconcile).
+/// subresource; patch it on the next reconcile). After a retried conflict the result
+/// tells what the last attempt wrote.
 ///
 /// # Errors
 /// As [`create_or_update`].
@@ -207,8 +208,8 @@ where
     mutate_in_place(&mut object, mutate)?;
     let mut before = serde_json::to_value(&current)?;
     let mut after = serde_json::to_value(&object)?;
-    let status_before = take_status(&mut before);
-    let status_after = take_status(&mut after);
+    let status_before = split_status(&mut before);
+    let status_after = split_status(&mut after);
 
     let params = PatchParams::default();
     let mut written = current;
@@ -218,15 +219,14 @@ where
         let patch = conditional(patch, &written);
         written = api.patch(name, &params, &Patch::Merge(patch)).await?;
     }
-    if status_before == status_after {
+    let Some(status_patch) = merge_patch(&status_before, &status_after) else {
         let result = if updated {
             OperationResult::Updated
         } else {
             OperationResult::Unchanged
         };
         return Ok((written, result));
-    }
-    let status_patch = json!({"status": status_after.unwrap_or(Value::Null)});
+    };
     let status_patch = conditional(status_patch, &written);
     written = api
         .patch_status(name, &params, &Patch::Merge(status_patch))
@@ -282,8 +282,17 @@ fn key(object: &impl Resource) -> String {
     )
 }
 
-fn take_status(object: &mut Value) -> Option<Value> {
-    object.as_object_mut()?.remove("status")
+/// Moves `status` out of `object` into an object of its own (`{}` without one), so
+/// that the two are compared, and patched, apart.
+fn split_status(object: &mut Value) -> Value {
+    let mut status_only = Map::new();
+    if let Some(status) = object
+        .as_object_mut()
+        .and_then(|fields| fields.remove("status"))
+    {
+        status_only.insert("status".to_owned(), status);
+    }
+    Value::Object(status_only)
 }
 
 /// `patch` made conditional on the resourceVersion of `read`: the apiserver refuses it
@@ -327,6 +336,7 @@ fn merge_patch(before: &Value, after: &Value) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use k8s_openapi::api::core::v1::ConfigMap;
+    use serde_json::json;
 
     use super::*;
 
@@ -339,6 +349,20 @@ mod tests {
             Some(json!({"spec": {"size": 2, "color": null, "tags": ["a", "b"], "new": {"x": 1}}}))
         );
         assert_eq!(merge_patch(&before, &before), None);
+    }
+
+    #[test]
+    fn the_status_is_compared_apart_and_removed_fields_are_nulled() {
+        let mut before = json!({"spec": {"a": 1}, "status": {"ready": 1, "old": true}});
+        let mut after = json!({"spec": {"a": 1}, "status": {"ready": 2}});
+        let (status_before, status_after) = (split_status(&mut before), split_status(&mut after));
+        assert_eq!(merge_patch(&before, &after), None);
+        assert_eq!(
+            merge_patch(&status_before, &status_after),
+            Some(json!({"status": {"ready": 2, "old": null}}))
+        );
+        let mut unset = json!({"spec": {}});
+        assert_eq!(split_status(&mut unset), json!({}));
     }
 
     #[test]
