@@ -400,6 +400,49 @@ mod tests {
         ));
     }
 
+    fn api_error(reason: &str, code: u16) -> CreateOrUpdateError {
+        let status = kube::core::Status::failure("refused", reason).with_code(code);
+        CreateOrUpdateError::Kube(kube::Error::Api(Box::new(status)))
+    }
+
+    /// Runs `retry_write_conflicts` over attempts failing with `error` until `succeed_on`,
+    /// and returns how many attempts ran and the outcome.
+    async fn attempts_until(
+        succeed_on: u32,
+        error: impl Fn() -> CreateOrUpdateError,
+    ) -> (u32, Result<(), CreateOrUpdateError>) {
+        let mut attempts = 0;
+        let result = retry_write_conflicts(async || {
+            attempts += 1;
+            if attempts == succeed_on {
+                Ok(())
+            } else {
+                Err(error())
+            }
+        })
+        .await;
+        (attempts, result)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn write_conflicts_are_retried_five_attempts_in_all() {
+        let (attempts, result) = attempts_until(3, || api_error("Conflict", 409)).await;
+        assert_eq!((attempts, result.is_ok()), (3, true));
+        let (attempts, result) = attempts_until(3, || api_error("AlreadyExists", 409)).await;
+        assert_eq!((attempts, result.is_ok()), (3, true));
+
+        let (attempts, result) = attempts_until(0, || api_error("Conflict", 409)).await;
+        assert_eq!(attempts, WRITE_ATTEMPTS);
+        assert!(matches!(result, Err(CreateOrUpdateError::Kube(_))));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn other_errors_are_not_retried() {
+        let (attempts, result) = attempts_until(0, || api_error("Forbidden", 403)).await;
+        assert_eq!(attempts, 1);
+        assert!(result.is_err());
+    }
+
     #[test]
     fn results_read_as_go_spells_them() {
         assert_eq!(OperationResult::Unchanged.to_string(), "unchanged");
