@@ -1,8 +1,82 @@
-//! Status conditions as apimachinery's `meta.SetStatusCondition` and
-//! `meta.FindStatusCondition` handle them: one condition per type, whose last transition
-//! time moves only when its status changes.
+//! Status conditions as apimachinery's `meta` package handles them
+//! (`SetStatusCondition`, `FindStatusCondition`, `RemoveStatusCondition`,
+//! `IsStatusConditionTrue`/`False`): one condition per type, whose last transition time
+//! moves only when its status changes.
+//!
+//! ```
+//! use k8s_openapi::jiff::Timestamp;
+//! use kubebuilder_runtime::conditions::{self, Status};
+//!
+//! let mut conditions = Vec::new();
+//! let now = Timestamp::now();
+//! let ready = conditions::new("Ready", Status::True, "Reconciled", "all replicas up", Some(3), now);
+//! assert!(conditions::set(&mut conditions, ready));
+//! assert!(conditions::is_true(&conditions, "Ready"));
+//! assert!(conditions::remove(&mut conditions, "Ready"));
+//! ```
 
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use std::fmt;
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::jiff::Timestamp;
+
+/// A condition's status: `metav1.ConditionStatus`, whose only values are these three.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Status {
+    /// `True`: the condition holds.
+    True,
+    /// `False`: the condition does not hold.
+    False,
+    /// `Unknown`: the controller cannot tell (yet).
+    Unknown,
+}
+
+impl Status {
+    /// The status as the API spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::True => "True",
+            Status::False => "False",
+            Status::Unknown => "Unknown",
+        }
+    }
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl From<bool> for Status {
+    fn from(holds: bool) -> Self {
+        if holds { Status::True } else { Status::False }
+    }
+}
+
+/// A condition to pass to [`set`], with `now` as its transition time (which `set` keeps
+/// only when the type is new or the status changes). The time is cut to whole seconds:
+/// the API stores condition times in seconds, so a condition compared with what the
+/// apiserver returned would otherwise differ in its nanoseconds alone.
+pub fn new(
+    type_: &str,
+    status: Status,
+    reason: &str,
+    message: impl Into<String>,
+    observed_generation: Option<i64>,
+    now: Timestamp,
+) -> Condition {
+    let whole_seconds = Timestamp::from_second(now.as_second())
+        .expect("a timestamp's whole seconds are a valid timestamp");
+    Condition {
+        type_: type_.to_owned(),
+        status: status.as_str().to_owned(),
+        reason: reason.to_owned(),
+        message: message.into(),
+        observed_generation,
+        last_transition_time: Time(whole_seconds),
+    }
+}
 
 /// Sets `condition` in `conditions`, replacing the one of the same type. Its
 /// `last_transition_time` is taken only when the type is new or its status changes;
@@ -41,6 +115,31 @@ pub fn set(conditions: &mut Vec<Condition>, condition: Condition) -> bool {
 /// The condition of type `type_`, if set.
 pub fn find<'a>(conditions: &'a [Condition], type_: &str) -> Option<&'a Condition> {
     conditions.iter().find(|condition| condition.type_ == type_)
+}
+
+/// Whether the condition of type `type_` is set with `status`
+/// (`meta.IsStatusConditionPresentAndEqual`).
+pub fn has_status(conditions: &[Condition], type_: &str, status: Status) -> bool {
+    find(conditions, type_).is_some_and(|condition| condition.status == status.as_str())
+}
+
+/// Whether the condition of type `type_` is set and `True` (`meta.IsStatusConditionTrue`).
+pub fn is_true(conditions: &[Condition], type_: &str) -> bool {
+    has_status(conditions, type_, Status::True)
+}
+
+/// Whether the condition of type `type_` is set and `False` (`meta.IsStatusConditionFalse`);
+/// an absent condition is neither true nor false.
+pub fn is_false(conditions: &[Condition], type_: &str) -> bool {
+    has_status(conditions, type_, Status::False)
+}
+
+/// Removes the condition of type `type_`; returns whether there was one
+/// (`meta.RemoveStatusCondition`).
+pub fn remove(conditions: &mut Vec<Condition>, type_: &str) -> bool {
+    let before = conditions.len();
+    conditions.retain(|condition| condition.type_ != type_);
+    conditions.len() != before
 }
 
 #[cfg(test)]
@@ -89,5 +188,51 @@ mod tests {
 
         assert!(set(&mut conditions, condition("False", "Failed", 2, 30)));
         assert_eq!(conditions, [condition("False", "Failed", 2, 30)]);
+    }
+
+    #[test]
+    fn new_takes_whole_seconds_and_set_keeps_the_first_time_while_the_status_holds() {
+        let at = |text: &str| text.parse::<Timestamp>().unwrap();
+        let mut conditions = Vec::new();
+        let first = new(
+            "Available",
+            Status::True,
+            "Reconciled",
+            "up",
+            Some(1),
+            at("2026-11-30T10:00:00.750Z"),
+        );
+        assert_eq!(first.last_transition_time.0, at("2026-11-30T10:00:00Z"));
+        assert_eq!(first.status, "True");
+        assert!(set(&mut conditions, first));
+        let later = at("2026-11-30T11:00:00Z");
+        let same_status = new("Available", Status::True, "Scaled", "up", Some(2), later);
+        assert!(set(&mut conditions, same_status));
+        assert_eq!(
+            conditions[0].last_transition_time.0,
+            at("2026-11-30T10:00:00Z")
+        );
+        assert_eq!(conditions[0].reason, "Scaled");
+    }
+
+    #[test]
+    fn is_true_and_is_false_see_only_a_present_condition() {
+        let mut conditions = vec![condition("True", "Reconciled", 1, 10)];
+        assert!(is_true(&conditions, "Available"));
+        assert!(!is_false(&conditions, "Available"));
+        assert!(!is_true(&conditions, "Degraded") && !is_false(&conditions, "Degraded"));
+        conditions[0].status = Status::Unknown.to_string();
+        assert!(!is_true(&conditions, "Available") && !is_false(&conditions, "Available"));
+        assert!(has_status(&conditions, "Available", Status::Unknown));
+        assert_eq!(Status::from(false), Status::False);
+    }
+
+    #[test]
+    fn remove_reports_whether_the_type_was_there() {
+        let mut conditions = vec![condition("True", "Reconciled", 1, 10)];
+        assert!(!remove(&mut conditions, "Degraded"));
+        assert_eq!(conditions.len(), 1);
+        assert!(remove(&mut conditions, "Available"));
+        assert!(conditions.is_empty());
     }
 }

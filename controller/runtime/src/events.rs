@@ -9,6 +9,10 @@
 //! CPU per Event in proportion. And an object's `resourceVersion` is not part of an
 //! event's identity (it is in kube-runtime's), so an event repeated while its object
 //! changes still forms a series instead of a new Event each time.
+//!
+//! [`Recorder::normal`] and [`Recorder::warning`] record an Event about any object in one
+//! call, as Go's `recorder.Event(obj, corev1.EventTypeNormal, reason, message)`;
+//! [`Recorder::publish`] takes the whole [`Event`] (action, related object).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -18,7 +22,7 @@ use k8s_openapi::api::events::v1::{Event as K8sEvent, EventSeries};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::MicroTime;
 use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
-use kube::{Client, ResourceExt as _};
+use kube::{Client, Resource, ResourceExt as _};
 
 pub use kube::runtime::events::{Event, EventType, Reporter};
 
@@ -110,6 +114,53 @@ impl Recorder {
             },
         );
         Ok(())
+    }
+
+    /// Records a `Normal` Event about `object`: Go's `recorder.Event(object, "Normal",
+    /// reason, note)`. The Event's `action` (which events.k8s.io/v1 requires and Go's
+    /// recorder has no argument for) is the reason. Like Go's recorder this does not fail:
+    /// Events are informational, and one the apiserver refuses is logged and dropped.
+    pub async fn normal<K>(&self, object: &K, reason: &str, note: impl Into<String>)
+    where
+        K: Resource,
+        K::DynamicType: Default,
+    {
+        self.record(object, EventType::Normal, reason, note.into())
+            .await;
+    }
+
+    /// Records a `Warning` Event about `object`, as [`Recorder::normal`] records a
+    /// `Normal` one.
+    pub async fn warning<K>(&self, object: &K, reason: &str, note: impl Into<String>)
+    where
+        K: Resource,
+        K::DynamicType: Default,
+    {
+        self.record(object, EventType::Warning, reason, note.into())
+            .await;
+    }
+
+    async fn record<K>(&self, object: &K, type_: EventType, reason: &str, note: String)
+    where
+        K: Resource,
+        K::DynamicType: Default,
+    {
+        let event = Event {
+            type_,
+            reason: reason.to_owned(),
+            note: Some(note),
+            action: reason.to_owned(),
+            secondary: None,
+        };
+        let regarding = object.object_ref(&K::DynamicType::default());
+        if let Err(error) = self.publish(&event, &regarding).await {
+            tracing::warn!(
+                %error,
+                reason,
+                object = regarding.name.as_deref().unwrap_or_default(),
+                "unable to record an Event"
+            );
+        }
     }
 
     /// How many series the cache holds now.

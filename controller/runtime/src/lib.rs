@@ -15,10 +15,14 @@
 //! - [`events`]: Events about objects, their series in a cache bounded in size.
 //! - [`healthz`]: liveness and readiness checks.
 //! - [`Clock`]: "now" as reconcilers see it, settable in tests.
-//! - [`conditions`]: status conditions set as apimachinery's `meta.SetStatusCondition`.
+//! - [`conditions`]: status conditions as apimachinery's `meta` package sets and reads them.
+//! - [`controllerutil`]: finalizers and the cleanup-on-delete flow, owner references,
+//!   create-or-update and create-or-patch (controller-runtime's `controllerutil`).
+//! - [`apply`]: server-side apply with a field manager, of objects and their status.
 
 #![warn(missing_docs)]
 
+pub mod apply;
 pub mod backoff;
 #[cfg(feature = "test-util")]
 pub mod bench;
@@ -30,6 +34,7 @@ pub mod client;
 pub mod clock;
 pub mod conditions;
 mod controller;
+pub mod controllerutil;
 pub mod events;
 pub mod healthz;
 mod http;

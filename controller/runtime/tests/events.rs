@@ -1,6 +1,7 @@
 //! The runtime's event recorder against the real apiserver: a repeated event patches its
 //! series, also after its object changed; beyond the cache's capacity the least recently
-//! published series is forgotten and its next repeat is a new Event.
+//! published series is forgotten and its next repeat is a new Event. `normal` and
+//! `warning` record an Event about an object in one call.
 
 use std::collections::BTreeMap;
 
@@ -94,4 +95,64 @@ async fn beyond_capacity_the_oldest_series_starts_again_as_a_new_event() {
     let third = events_about(&events, "third").await;
     assert_eq!(third.values().collect::<Vec<_>>(), [&Some(2)], "{third:?}");
     assert_eq!(recorder.cached_series(), 2);
+}
+
+#[tokio::test]
+async fn normal_and_warning_record_an_event_about_the_object_in_one_call() {
+    let plane = shared();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-events-one-call").await.unwrap();
+    let events: Api<K8sEvent> = Api::namespaced(client.clone(), &namespace);
+    let recorder = Recorder::new(client.clone(), Reporter::from("test-controller"));
+    let config_map: ConfigMap =
+        serde_json::from_value(json!({"metadata": {"name": "subject"}})).unwrap();
+    let subject = Api::<ConfigMap>::namespaced(client.clone(), &namespace)
+        .create(&PostParams::default(), &config_map)
+        .await
+        .unwrap();
+
+    recorder
+        .normal(&subject, "Created", "Created the subject")
+        .await;
+    recorder
+        .warning(&subject, "Deleting", "Deleting the subject")
+        .await;
+
+    let mut recorded: Vec<_> = events
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .map(|event| {
+            let regarding = event.regarding.unwrap_or_default();
+            (
+                event.type_.unwrap_or_default(),
+                event.reason.unwrap_or_default(),
+                event.action.unwrap_or_default(),
+                event.note.unwrap_or_default(),
+                regarding.kind.unwrap_or_default(),
+                regarding.uid == subject.metadata.uid,
+            )
+        })
+        .collect();
+    recorded.sort();
+    let expected = |type_: &str, reason: &str, note: &str| {
+        let owned = |text: &str| text.to_owned();
+        (
+            owned(type_),
+            owned(reason),
+            owned(reason),
+            owned(note),
+            owned("ConfigMap"),
+            true,
+        )
+    };
+    assert_eq!(
+        recorded,
+        [
+            expected("Normal", "Created", "Created the subject"),
+            expected("Warning", "Deleting", "Deleting the subject"),
+        ]
+    );
 }
