@@ -2,6 +2,8 @@
 //! create-or-update and create-or-patch (and what they leave unwritten), a write conflict
 //! retried, the finalizer flow through deletion, and the refusals that write nothing.
 
+// `common::eventually` is for the other test binaries.
+#[allow(unused_imports)]
 mod common;
 
 use std::collections::BTreeMap;

@@ -1,7 +1,7 @@
 //! What the cluster tests of this crate share: a small custom kind, manager flags for
 //! tests (loopback, free ports) and polling.
 
-#![allow(dead_code, unused_imports)] // Each test binary uses its own part of this module.
+#![allow(dead_code)] // Each test binary uses its own part of this module.
 
 use std::borrow::Cow;
 
