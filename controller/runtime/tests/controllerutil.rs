@@ -220,7 +220,7 @@ async fn finalize(
     api: &Api<ConfigMap>,
     finalizer: &str,
     calls: &Calls,
-) -> Result<Action, FinalizeError<std::io::Error>> {
+) -> Result<Action, FinalizeError> {
     let object = Arc::new(api.get("guarded").await.unwrap());
     let calls = calls.clone();
     controllerutil::finalize(api, finalizer, object, |event| async move {
@@ -229,7 +229,7 @@ async fn finalize(
             Finalizing::Cleanup(_) => "cleanup",
         };
         calls.lock().unwrap().push(call);
-        Ok(Action::await_change())
+        Ok::<_, std::io::Error>(Action::await_change())
     })
     .await
 }

@@ -2,6 +2,7 @@
 //! metrics with authenticated scrapes, leader election and graceful shutdown.
 
 mod common;
+mod memcached;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,8 +12,10 @@ use std::time::{Duration, Instant};
 use common::{
     GROUP, Widget, WidgetSpec, eventually, promlint, promlint_check, test_args, widget_crd,
 };
+use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::events::v1::Event as K8sEvent;
 use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
@@ -20,11 +23,13 @@ use kube::{Client, ResourceExt as _};
 use kubebuilder_envtest::shared;
 use kubebuilder_runtime::certs::write_loopback_serving_certificate;
 use kubebuilder_runtime::client::HttpClient;
+use kubebuilder_runtime::conditions;
 use kubebuilder_runtime::predicate::GenerationChanged;
 use kubebuilder_runtime::{
     BindAddress, ControllerContext, Manager, ManagerArgs, ManagerError, NeedLeaderElection,
     Reconciler, RunningManager, healthz,
 };
+use memcached::{Memcached, MemcachedSpec};
 use serde_json::json;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -1226,4 +1231,79 @@ async fn built_controllers_reconcile_owners_of_changed_children_and_the_generati
         [1, 2],
         "the status write and the children are filtered out"
     );
+}
+
+#[tokio::test]
+async fn the_memcached_operator_owns_its_deployment_reports_and_cleans_up_behind_its_finalizer() {
+    let plane = shared();
+    plane.install_crds(&[Memcached::crd()]).await.unwrap();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-memcached").await.unwrap();
+    let args = ManagerArgs {
+        namespaces: vec![namespace.clone()],
+        ..test_args()
+    };
+    let running = memcached::controller::setup_with_manager(Manager::new(client.clone(), args))
+        .start()
+        .await
+        .unwrap();
+    let memcacheds: Api<Memcached> = Api::namespaced(client.clone(), &namespace);
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), &namespace);
+    let cache = Memcached::new("cache", MemcachedSpec { size: 2 });
+    memcacheds
+        .create(&PostParams::default(), &cache)
+        .await
+        .unwrap();
+
+    let available = eventually("Available", Duration::from_secs(20), || async {
+        let status = memcacheds.get("cache").await.unwrap().status?;
+        conditions::find(&status.conditions, "Available").cloned()
+    })
+    .await;
+    assert_eq!(
+        (available.status.as_str(), available.reason.as_str()),
+        ("True", "Reconciled")
+    );
+    let deployment = deployments.get("cache").await.unwrap();
+    assert_eq!(deployment.spec.unwrap().replicas, Some(2));
+    let owner = &deployment.metadata.owner_references.unwrap()[0];
+    assert_eq!(
+        (
+            owner.kind.as_str(),
+            owner.controller,
+            owner.block_owner_deletion
+        ),
+        ("Memcached", Some(true), Some(true))
+    );
+    let cached = memcacheds.get("cache").await.unwrap();
+    assert_eq!(
+        cached.metadata.finalizers,
+        Some(vec!["cache.example.com/finalizer".to_owned()])
+    );
+
+    memcacheds
+        .delete("cache", &Default::default())
+        .await
+        .unwrap();
+    eventually("the Memcached gone", Duration::from_secs(20), || async {
+        memcacheds
+            .get_opt("cache")
+            .await
+            .unwrap()
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    let events: Api<K8sEvent> = Api::namespaced(client.clone(), &namespace);
+    let reasons: Vec<String> = events
+        .list(&Default::default())
+        .await
+        .unwrap()
+        .items
+        .into_iter()
+        .filter_map(|event| event.reason)
+        .collect();
+    assert!(reasons.contains(&"Reconciled".to_owned()), "{reasons:?}");
+    assert!(reasons.contains(&"Deleting".to_owned()), "{reasons:?}");
+    running.shutdown().await.unwrap();
 }

@@ -121,17 +121,52 @@ fn is_qualified_name_part(local: &str) -> bool {
 
 /// Why [`finalize`] failed.
 #[derive(Debug, thiserror::Error)]
-pub enum FinalizeError<E>
-where
-    E: StdError + 'static,
-{
+pub enum FinalizeError {
     /// The finalizer name was refused before anything was written.
     #[error(transparent)]
     InvalidName(#[from] FinalizerNameError),
-    /// The reconcile failed, or adding or removing the finalizer did (kube-runtime's
-    /// finalizer error, which tells which).
+    /// The reconcile (`Apply` or `Cleanup`) failed; the finalizer stays.
     #[error("{0}")]
-    Finalizer(#[source] FinalizerError<E>),
+    Reconcile(#[source] Box<dyn StdError + Send + Sync>),
+    /// Adding or removing the finalizer failed.
+    #[error("cannot {0} the finalizer: {1}")]
+    Write(&'static str, #[source] kube::Error),
+    /// The object has no name, so no finalizer can be written on it.
+    #[error("the object has no name")]
+    Unnamed,
+}
+
+impl FinalizeError {
+    /// kube-runtime's finalizer error for `finalizer_name`, as this crate reports it.
+    fn of(error: FinalizerError<Boxed>, finalizer_name: &str) -> Self {
+        match error {
+            FinalizerError::ApplyFailed(Boxed(error))
+            | FinalizerError::CleanupFailed(Boxed(error)) => Self::Reconcile(error),
+            FinalizerError::AddFinalizer(error) => Self::Write("add", error),
+            FinalizerError::RemoveFinalizer(error) => Self::Write("remove", error),
+            FinalizerError::UnnamedObject => Self::Unnamed,
+            FinalizerError::InvalidFinalizer => Self::InvalidName(FinalizerNameError {
+                name: finalizer_name.to_owned(),
+                problem: "kube-runtime refuses it",
+            }),
+        }
+    }
+}
+
+/// A reconcile's error of any type, as kube-runtime's finalizer needs an error type.
+#[derive(Debug)]
+struct Boxed(Box<dyn StdError + Send + Sync>);
+
+impl std::fmt::Display for Boxed {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(&self.0, formatter)
+    }
+}
+
+impl StdError for Boxed {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.0.source()
+    }
 }
 
 /// Reconciles `object` so that its deletion is reconciled too: the flow Go operators write
@@ -169,23 +204,24 @@ where
 /// ```
 ///
 /// # Errors
-/// [`FinalizeError::InvalidName`] before anything is written; otherwise kube-runtime's
-/// finalizer error: the reconciler's, or the failed patch's.
+/// [`FinalizeError::InvalidName`] before anything is written; the reconcile's error (of
+/// any type: `?` works inside `reconcile`); or the failed write of the finalizer.
 pub async fn finalize<K, F, E>(
     api: &Api<K>,
     finalizer_name: &str,
     object: Arc<K>,
     reconcile: impl FnOnce(Finalizing<K>) -> F,
-) -> Result<Action, FinalizeError<E>>
+) -> Result<Action, FinalizeError>
 where
     K: Resource + Clone + DeserializeOwned + Serialize + Debug,
     F: Future<Output = Result<Action, E>>,
-    E: StdError + 'static,
+    E: Into<Box<dyn StdError + Send + Sync>>,
 {
     validate_finalizer_name(finalizer_name)?;
+    let reconcile = async |event| reconcile(event).await.map_err(|error| Boxed(error.into()));
     finalizer(api, finalizer_name, object, reconcile)
         .await
-        .map_err(FinalizeError::Finalizer)
+        .map_err(|error| FinalizeError::of(error, finalizer_name))
 }
 
 #[cfg(test)]
