@@ -93,21 +93,24 @@ impl Applier {
             .await?)
     }
 
-    /// Applies the `status` of `object` through the status subresource (what a reconciler
-    /// reports); other fields of `object` are ignored there.
+    /// Applies `status` as the status of the object `name` through the status subresource
+    /// (what a reconciler reports, in one line): only the status fields it holds are
+    /// this manager's.
     ///
     /// # Errors
     /// As [`Applier::apply`].
     pub async fn apply_status<K>(
         &self,
         api: &Api<K>,
-        object: &impl Serialize,
+        name: &str,
+        status: &impl Serialize,
     ) -> Result<K, ApplyError>
     where
         K: Resource + Clone + DeserializeOwned + Debug,
         K::DynamicType: Default,
     {
-        let (name, body) = apply_body::<K>(object)?;
+        let object = serde_json::json!({"metadata": {"name": name}, "status": status});
+        let (name, body) = apply_body::<K>(&object)?;
         Ok(api
             .patch_status(&name, &self.params(), &Patch::Apply(body))
             .await?)

@@ -41,9 +41,11 @@ use std::time::Duration;
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 
+use crate::ControllerContext;
+use crate::backoff::RateLimiter;
 use crate::cache::CachedKind;
 use crate::controller::{CachedController, DEFAULT_MAX_CONCURRENT_RECONCILES, Scope};
-use crate::manager::Manager;
+use crate::manager::{Manager, NeedLeaderElection};
 use crate::predicate::{Filters, Predicate};
 
 /// What a controller does with each object of kind `K` that changed (controller-runtime's
@@ -75,6 +77,8 @@ pub struct Builder<K: CachedKind> {
     watches: Vec<AddWatch<K>>,
     max_concurrent_reconciles: u16,
     reconcile_timeout: Option<Duration>,
+    rate_limiter: RateLimiter,
+    needs: NeedLeaderElection,
 }
 
 /// Adds one watch to a controller in one scope, given the controller's event filters.
@@ -91,6 +95,8 @@ impl<K: CachedKind> Builder<K> {
             watches: Vec::new(),
             max_concurrent_reconciles: DEFAULT_MAX_CONCURRENT_RECONCILES,
             reconcile_timeout: None,
+            rate_limiter: RateLimiter::default(),
+            needs: NeedLeaderElection::Yes,
         }
     }
 
@@ -192,9 +198,27 @@ impl<K: CachedKind> Builder<K> {
         self
     }
 
+    /// How failed reconciles are retried (controller-runtime's `RateLimiter` option):
+    /// by default 5 ms doubling to 1000 s per object, and at most 10 retries a second
+    /// overall after a burst of 100, as controller-runtime's default.
+    pub fn rate_limiter(mut self, limiter: RateLimiter) -> Self {
+        self.rate_limiter = limiter;
+        self
+    }
+
+    /// Whether the controller runs only on the leader ([`NeedLeaderElection::Yes`], the
+    /// default, as every controller of controller-runtime) or on every replica from start
+    /// to shutdown ([`NeedLeaderElection::No`]: controller-runtime's `NeedLeaderElection`
+    /// option set to false), for a controller whose work each replica does for itself.
+    pub fn need_leader_election(mut self, needs: NeedLeaderElection) -> Self {
+        self.needs = needs;
+        self
+    }
+
     /// Registers the controller, reconciling with `reconciler`, and gives the manager back
     /// (controller-runtime's `Complete`). It runs in each namespace of `--namespace` (or
-    /// the whole cluster), on the leader only when leader election is on.
+    /// the whole cluster), on the leader only when leader election is on (unless
+    /// [`Builder::need_leader_election`] says otherwise).
     ///
     /// # Panics
     /// When a controller of the same name is registered already.
@@ -207,6 +231,8 @@ impl<K: CachedKind> Builder<K> {
             watches,
             max_concurrent_reconciles,
             reconcile_timeout,
+            rate_limiter,
+            needs,
         } = self;
         let reconciler = Arc::new(reconciler);
         let build = Arc::new(move |scope: &Scope| {
@@ -216,8 +242,10 @@ impl<K: CachedKind> Builder<K> {
                 add(controller, scope, &event_filters)
             })
         });
-        manager.controller(&name, move |context| {
-            let mut context = context.max_concurrent_reconciles(max_concurrent_reconciles);
+        let start = move |context: ControllerContext| {
+            let mut context = context
+                .max_concurrent_reconciles(max_concurrent_reconciles)
+                .rate_limiter(rate_limiter);
             if let Some(timeout) = reconcile_timeout {
                 context = context.reconcile_timeout(timeout);
             }
@@ -227,7 +255,8 @@ impl<K: CachedKind> Builder<K> {
                 reconcile::<K, R>,
                 reconciler.clone(),
             )
-        })
+        };
+        manager.add_controller(&name, start, needs)
     }
 }
 

@@ -27,7 +27,7 @@ use kube::{Client, Resource};
 use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use tracing::Instrument as _;
 
-use crate::backoff::Backoff;
+use crate::backoff::{Backoff, RateLimiter};
 use crate::cache::{Cache, CacheError, CachedKind, Compact, ObjectChange, decode, decode_metadata};
 use crate::healthz::ReadinessHandle;
 use crate::metrics::{ControllerMetrics, ReconcileResult, Workqueue};
@@ -48,6 +48,7 @@ pub struct ControllerContext {
     pub(crate) metrics: ControllerMetrics,
     pub(crate) max_concurrent_reconciles: u16,
     pub(crate) reconcile_timeout: Option<Duration>,
+    pub(crate) rate_limiter: RateLimiter,
 }
 
 /// Where a controller watches: one namespace of `--namespace`, or the whole cluster.
@@ -282,6 +283,14 @@ impl ControllerContext {
         self
     }
 
+    /// How failed reconciles are retried (controller-runtime's `RateLimiter` option):
+    /// controller-runtime's default unless set.
+    #[must_use]
+    pub fn rate_limiter(mut self, limiter: RateLimiter) -> Self {
+        self.rate_limiter = limiter;
+        self
+    }
+
     /// One scope per namespace given with `--namespace`, or one cluster-wide scope.
     pub fn scopes(&self) -> Vec<Scope> {
         let scope = |namespace: Option<&String>| Scope {
@@ -340,7 +349,7 @@ impl ControllerContext {
         let guard = Guard {
             controller: self.name.clone(),
             metrics: self.metrics.clone(),
-            backoff: Arc::new(Backoff::default()),
+            backoff: Arc::new(Backoff::new(self.rate_limiter)),
             timeout: self.reconcile_timeout,
         };
         let mut stores = Vec::new();

@@ -19,11 +19,12 @@
 //! - [`controllerutil`]: finalizers and the cleanup-on-delete flow, owner references,
 //!   create-or-update and create-or-patch (controller-runtime's `controllerutil`).
 //! - [`apply`]: server-side apply with a field manager, of objects and their status.
+//! - [`prelude`]: what a controller's files use, in one import.
 
 #![warn(missing_docs)]
 
 pub mod apply;
-pub mod backoff;
+mod backoff;
 #[cfg(feature = "test-util")]
 pub mod bench;
 mod builder;
@@ -43,9 +44,11 @@ mod manager;
 pub mod metrics;
 mod options;
 pub mod predicate;
+pub mod prelude;
 mod rest_client;
 pub mod webhook;
 
+pub use backoff::RateLimiter;
 pub use builder::{Builder, Reconciler};
 pub use clock::{Clock, SystemClock, TestClock};
 pub use controller::{

@@ -7,6 +7,7 @@ use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt as _};
@@ -17,6 +18,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::backoff::RateLimiter;
 use crate::builder::Builder;
 use crate::cache::{Cache, CachedKind, ManagedFields};
 use crate::certs::{CertError, CertPair, CertificateAuthority, LOCAL_CA_NAME};
@@ -35,6 +37,9 @@ use crate::webhook::{LoopbackRegistration, RegisteredWebhooks, Webhooks};
 const DEFAULT_LOOPBACK_WEBHOOKS_NAME: &str = "manager-loopback-webhooks";
 
 type StartController = Arc<dyn Fn(ControllerContext) -> BoxFuture<'static, ()> + Send + Sync>;
+
+/// controller-runtime's `GracefulShutdownTimeout` default.
+const DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Why a runnable failed; the manager stops.
 pub type RunnableError = Box<dyn std::error::Error + Send + Sync>;
@@ -94,6 +99,10 @@ pub enum ManagerError {
     /// The loopback webhook configurations cannot be deleted at shutdown.
     #[error("cannot remove the webhook registrations: {0}")]
     RemoveWebhooks(#[source] kube::Error),
+    /// The reconciles or runnables in flight did not finish within the graceful-shutdown
+    /// timeout ([`Manager::graceful_shutdown_timeout`]); they were abandoned.
+    #[error("the reconciles and runnables in flight did not finish within {0:?} of shutdown")]
+    ShutdownTimedOut(Duration),
     /// The controllers ended on their own (or their task panicked) before shutdown was
     /// asked for.
     #[error("the controllers stopped on their own before shutdown")]
@@ -125,7 +134,8 @@ pub struct Manager {
     lease_name: Option<String>,
     lease_namespace: Option<String>,
     webhook_host: IpAddr,
-    controllers: Vec<(String, StartController)>,
+    controllers: Vec<(String, StartController, NeedLeaderElection)>,
+    graceful_shutdown_timeout: Option<Duration>,
     runnables: Vec<(NeedLeaderElection, StartRunnable)>,
     probes: Probes,
     webhooks: Webhooks,
@@ -176,6 +186,7 @@ impl Manager {
             lease_namespace: None,
             webhook_host: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
             controllers: Vec::new(),
+            graceful_shutdown_timeout: Some(DEFAULT_GRACEFUL_SHUTDOWN_TIMEOUT),
             runnables: Vec::new(),
             probes: Probes::default(),
             webhooks: Webhooks::new(),
@@ -213,12 +224,27 @@ impl Manager {
     /// Registers a controller: `start` is called with a fresh [`ControllerContext`] each
     /// time the controllers start (at start-up, or on becoming leader) and must return
     /// once [`ControllerContext::stopped`] resolves and its work is finished; usually it
-    /// calls [`ControllerContext::run`].
+    /// calls [`ControllerContext::run`]. [`Manager::controller_for`] builds one in a
+    /// single expression.
     ///
     /// # Panics
     /// When a controller of that name is already registered.
     #[must_use]
-    pub fn controller<F, Fut>(mut self, name: &str, start: F) -> Self
+    pub fn controller<F, Fut>(self, name: &str, start: F) -> Self
+    where
+        F: Fn(ControllerContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.add_controller(name, start, NeedLeaderElection::Yes)
+    }
+
+    /// [`Manager::controller`], on the leader only or on every replica as `needs` says.
+    pub(crate) fn add_controller<F, Fut>(
+        mut self,
+        name: &str,
+        start: F,
+        needs: NeedLeaderElection,
+    ) -> Self
     where
         F: Fn(ControllerContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
@@ -227,11 +253,21 @@ impl Manager {
         assert!(
             self.controllers
                 .iter()
-                .all(|(registered, _)| registered != name),
+                .all(|(registered, _, _)| registered != name),
             "a controller named {name:?} is already registered"
         );
         let start: StartController = Arc::new(move |context| Box::pin(start(context)));
-        self.controllers.push((name.to_owned(), start));
+        self.controllers.push((name.to_owned(), start, needs));
+        self
+    }
+
+    /// How long a shutdown waits for the reconciles and runnables in flight before it
+    /// gives up on them and fails with [`ManagerError::ShutdownTimedOut`]
+    /// (controller-runtime's `GracefulShutdownTimeout`): 30 s by default, as there;
+    /// `None` waits as long as they take.
+    #[must_use]
+    pub fn graceful_shutdown_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.graceful_shutdown_timeout = timeout;
         self
     }
 
@@ -377,6 +413,10 @@ impl Manager {
         let (always, elected): (Vec<_>, Vec<_>) = std::mem::take(&mut self.runnables)
             .into_iter()
             .partition(|(needs, _)| *needs == NeedLeaderElection::No);
+        let (unelected_controllers, elected_controllers): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.controllers)
+                .into_iter()
+                .partition(|(_, _, needs)| *needs == NeedLeaderElection::No);
         // With leader election, the controllers write only while this replica can prove it
         // leads; servers and runnables that run on every replica keep the plain client.
         let fence = Fence::default();
@@ -386,13 +426,9 @@ impl Manager {
             } else {
                 self.client.clone()
             },
-            cache: self.cache.clone(),
-            namespaces: self.args.namespaces.clone().into(),
-            entries: self.controllers,
+            entries: elected_controllers,
             runnables: elected.into_iter().map(|(_, start)| start).collect(),
-            probes: self.probes.clone(),
-            metrics: self.metrics.clone(),
-            failure: failure.clone(),
+            ..self.controllers_sharing(&failure)
         };
         let elected = {
             let shutdown = shutdown.clone();
@@ -402,7 +438,7 @@ impl Manager {
                 let Some(settings) = lease else {
                     leading_tx.send_replace(true);
                     controllers.run(shutdown.child_token()).await;
-                    return ok_if_cancelled(&shutdown);
+                    return stop_all(&shutdown);
                 };
                 let campaign = Campaign {
                     client,
@@ -410,26 +446,34 @@ impl Manager {
                     metrics,
                     fence,
                     leading: leading_tx,
-                    shutdown,
+                    shutdown: shutdown.clone(),
                 };
-                campaign
-                    .run(|stop| controllers.run(stop))
-                    .await
-                    .map_err(|_| ManagerError::ControllersStopped)
+                let campaigned = campaign.run(|stop| controllers.run(stop)).await;
+                stop_all(&shutdown)?;
+                campaigned.map_err(|_| ManagerError::ControllersStopped)
             }
         };
-        let always = run_runnables(
-            always.into_iter().map(|(_, start)| start).collect(),
-            shutdown.child_token(),
-            failure.clone(),
-        );
+        let unelected = Controllers {
+            client: self.client.clone(),
+            entries: unelected_controllers,
+            runnables: always.into_iter().map(|(_, start)| start).collect(),
+            ..self.controllers_sharing(&failure)
+        };
+        let always = {
+            let shutdown = shutdown.clone();
+            async move {
+                unelected.run(shutdown.child_token()).await;
+                stop_all(&shutdown)
+            }
+        };
         let cache = self.cache.clone();
         let work = tokio::spawn(async move {
-            let (elected, ()) = futures::future::join(elected, always).await;
+            let (elected, always) = futures::future::join(elected, always).await;
             cache.stop();
-            failure.result().and(elected)
+            failure.result().and(elected).and(always)
         });
         Ok(RunningManager {
+            graceful_shutdown_timeout: self.graceful_shutdown_timeout,
             probe_addr: servers.probe_addr,
             metrics_addr: servers.metrics_addr,
             webhook_addr: servers.webhook_addr,
@@ -577,6 +621,21 @@ impl Manager {
     }
 
     /// The lease from the flags, else the builder's settings, else the client's namespace.
+    /// What every group of controllers shares; the caller sets the client, the
+    /// controllers and the runnables of its group.
+    fn controllers_sharing(&self, failure: &Failure) -> Controllers {
+        Controllers {
+            client: self.client.clone(),
+            cache: self.cache.clone(),
+            namespaces: self.args.namespaces.clone().into(),
+            entries: Vec::new(),
+            runnables: Vec::new(),
+            probes: self.probes.clone(),
+            metrics: self.metrics.clone(),
+            failure: failure.clone(),
+        }
+    }
+
     fn lease_settings(&self) -> Result<LeaseSettings, ManagerError> {
         let settings = LeaseSettings {
             name: self
@@ -643,12 +702,15 @@ impl Servers {
 }
 
 /// Resolves `Ok` when the work ended because of shutdown.
-fn ok_if_cancelled(shutdown: &CancellationToken) -> Result<(), ManagerError> {
+/// After one group of controllers ended: fine when shutdown asked for it; otherwise they
+/// stopped on their own, which stops the other group too (a manager with dead controllers
+/// must not look healthy).
+fn stop_all(shutdown: &CancellationToken) -> Result<(), ManagerError> {
     if shutdown.is_cancelled() {
-        Ok(())
-    } else {
-        Err(ManagerError::ControllersStopped)
+        return Ok(());
     }
+    shutdown.cancel();
+    Err(ManagerError::ControllersStopped)
 }
 
 /// The first error of a runnable, which stops the manager.
@@ -700,6 +762,7 @@ async fn run_runnables(runnables: Vec<StartRunnable>, stop: CancellationToken, f
 
 /// A started manager.
 pub struct RunningManager {
+    graceful_shutdown_timeout: Option<Duration>,
     probe_addr: Option<SocketAddr>,
     metrics_addr: Option<SocketAddr>,
     webhook_addr: Option<SocketAddr>,
@@ -758,9 +821,21 @@ impl RunningManager {
     pub async fn shutdown(mut self) -> Result<(), ManagerError> {
         tracing::info!("shutting down: waiting for reconciles in flight");
         self.shutdown.cancel();
-        let work = (&mut self.work)
-            .await
-            .unwrap_or(Err(ManagerError::ControllersStopped));
+        let work = match self.graceful_shutdown_timeout {
+            None => (&mut self.work).await,
+            Some(timeout) => match tokio::time::timeout(timeout, &mut self.work).await {
+                Ok(finished) => finished,
+                Err(_) => {
+                    tracing::error!(
+                        ?timeout,
+                        "the reconciles in flight did not finish; giving up on them"
+                    );
+                    self.work.abort();
+                    Ok(Err(ManagerError::ShutdownTimedOut(timeout)))
+                }
+            },
+        };
+        let work = work.unwrap_or(Err(ManagerError::ControllersStopped));
         let cleanup = self.stop_servers().await;
         tracing::info!("manager stopped");
         work.and(cleanup)
@@ -797,7 +872,7 @@ struct Controllers {
     client: Client,
     cache: Cache,
     namespaces: Arc<[String]>,
-    entries: Vec<(String, StartController)>,
+    entries: Vec<(String, StartController, NeedLeaderElection)>,
     runnables: Vec<StartRunnable>,
     probes: Probes,
     metrics: Metrics,
@@ -813,7 +888,7 @@ impl Controllers {
         let mut running: FuturesUnordered<_> = self
             .entries
             .iter()
-            .map(|(name, start)| {
+            .map(|(name, start, _)| {
                 let context = ControllerContext {
                     name: name.clone(),
                     client: self.client.clone(),
@@ -824,6 +899,7 @@ impl Controllers {
                     metrics: self.metrics.controller(name),
                     max_concurrent_reconciles: DEFAULT_MAX_CONCURRENT_RECONCILES,
                     reconcile_timeout: None,
+                    rate_limiter: RateLimiter::default(),
                 };
                 let name = name.clone();
                 let started = start(context);

@@ -204,10 +204,7 @@ async fn create_or_patch_patches_the_status_through_its_subresource() {
 
     // The status in one line, by server-side apply.
     let applied = Applier::new("status-writer")
-        .apply_status(
-            &api,
-            &json!({"metadata": {"name": "web"}, "status": {"observedGeneration": 5}}),
-        )
+        .apply_status(&api, "web", &json!({"observedGeneration": 5}))
         .await
         .unwrap();
     assert_eq!(applied.status.unwrap().observed_generation, Some(5));

@@ -1307,3 +1307,116 @@ async fn the_memcached_operator_owns_its_deployment_reports_and_cleans_up_behind
     assert!(reasons.contains(&"Deleting".to_owned()), "{reasons:?}");
     running.shutdown().await.unwrap();
 }
+
+/// Counts its reconciles; with `stuck`, each one waits for ever.
+#[derive(Clone, Default)]
+struct Counting {
+    reconciles: Arc<Mutex<usize>>,
+    stuck: bool,
+}
+
+impl Reconciler<ConfigMap> for Counting {
+    type Error = ReconcileError;
+
+    async fn reconcile(&self, _: Arc<ConfigMap>) -> Result<Action, ReconcileError> {
+        *self.reconciles.lock().unwrap() += 1;
+        if self.stuck {
+            std::future::pending::<()>().await;
+        }
+        Ok(Action::await_change())
+    }
+}
+
+#[tokio::test]
+async fn a_controller_that_needs_no_lease_runs_while_another_replica_leads() {
+    let plane = shared();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-unelected").await.unwrap();
+    let lease = "runtime-unelected-lease";
+    let renewed = jiff::Timestamp::now()
+        .strftime("%Y-%m-%dT%H:%M:%S%.6fZ")
+        .to_string();
+    let held: Lease = serde_json::from_value(json!({
+        "metadata": {"name": lease},
+        "spec": {"holderIdentity": "another-replica", "renewTime": renewed, "leaseDurationSeconds": 3600},
+    }))
+    .unwrap();
+    Api::<Lease>::namespaced(client.clone(), &namespace)
+        .create(&PostParams::default(), &held)
+        .await
+        .unwrap();
+    let (everywhere, elected) = (Counting::default(), Counting::default());
+    let (everywhere_seen, elected_seen) =
+        (everywhere.reconciles.clone(), elected.reconciles.clone());
+    let args = ManagerArgs {
+        leader_elect: true,
+        leader_election_namespace: Some(namespace.clone()),
+        namespaces: vec![namespace.clone()],
+        ..test_args()
+    };
+    let running = Manager::new(client.clone(), args)
+        .leader_election_id(lease)
+        .controller_for::<ConfigMap>()
+        .named("everywhere")
+        .need_leader_election(NeedLeaderElection::No)
+        .complete(everywhere)
+        .controller_for::<ConfigMap>()
+        .named("elected")
+        .complete(elected)
+        .start()
+        .await
+        .unwrap();
+
+    create_config_map(&client, &namespace, "settings").await;
+    eventually(
+        "the unelected controller",
+        Duration::from_secs(20),
+        || async { (*everywhere_seen.lock().unwrap() > 0).then_some(()) },
+    )
+    .await;
+    assert!(!is_leading(&running), "the lease is another replica's");
+    assert_eq!(
+        *elected_seen.lock().unwrap(),
+        0,
+        "the elected controller waits for the lease"
+    );
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn shutdown_gives_up_on_reconciles_that_outlast_the_graceful_shutdown_timeout() {
+    let plane = shared();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-stuck").await.unwrap();
+    let stuck = Counting {
+        stuck: true,
+        ..Counting::default()
+    };
+    let started = stuck.reconciles.clone();
+    let args = ManagerArgs {
+        namespaces: vec![namespace.clone()],
+        ..test_args()
+    };
+    let running = Manager::new(client.clone(), args)
+        .graceful_shutdown_timeout(Some(Duration::from_millis(500)))
+        .controller_for::<ConfigMap>()
+        .complete(stuck)
+        .start()
+        .await
+        .unwrap();
+    create_config_map(&client, &namespace, "stuck").await;
+    eventually(
+        "the reconcile to start",
+        Duration::from_secs(20),
+        || async { (*started.lock().unwrap() > 0).then_some(()) },
+    )
+    .await;
+
+    let stopped = tokio::time::timeout(Duration::from_secs(20), running.shutdown())
+        .await
+        .expect("the shutdown gives up");
+    assert!(
+        matches!(stopped, Err(ManagerError::ShutdownTimedOut(timeout)) if timeout == Duration::from_millis(500)),
+        "{stopped:?}"
+    );
+}

@@ -2,9 +2,10 @@
 //! semantics of apimachinery's `meta.SetStatusCondition`.
 
 use jiff::Timestamp;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kubebuilder_runtime::conditions;
 
-pub use kubebuilder_runtime::conditions::find;
+pub use kubebuilder_runtime::conditions::{Status, find};
 
 /// The CronJob runs its schedule.
 pub const AVAILABLE: &str = "Available";
@@ -12,24 +13,6 @@ pub const AVAILABLE: &str = "Available";
 pub const PROGRESSING: &str = "Progressing";
 /// The CronJob failed to reach or keep its desired state.
 pub const DEGRADED: &str = "Degraded";
-
-/// A condition's status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    True,
-    False,
-    Unknown,
-}
-
-impl Status {
-    fn as_str(self) -> &'static str {
-        match self {
-            Status::True => "True",
-            Status::False => "False",
-            Status::Unknown => "Unknown",
-        }
-    }
-}
 
 /// Sets the condition of type `type_`, as `meta.SetStatusCondition`: a new condition, or a
 /// change of status, gets `now` as its last transition time; otherwise the time is kept and
@@ -43,20 +26,8 @@ pub fn set(
     observed_generation: Option<i64>,
     now: Timestamp,
 ) {
-    // Condition times are whole seconds on the wire: keep them so, and comparisons with
-    // what the apiserver returns hold.
-    let transition = Time(Timestamp::from_second(now.as_second()).expect("a valid timestamp"));
-    kubebuilder_runtime::conditions::set(
-        conditions,
-        Condition {
-            type_: type_.to_owned(),
-            status: status.as_str().to_owned(),
-            reason: reason.to_owned(),
-            message: message.into(),
-            observed_generation,
-            last_transition_time: transition,
-        },
-    );
+    let condition = conditions::new(type_, status, reason, message, observed_generation, now);
+    conditions::set(conditions, condition);
 }
 
 /// What the Jobs of a CronJob say about it (step 6 of the reconcile).

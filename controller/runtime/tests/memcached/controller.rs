@@ -1,14 +1,6 @@
-use std::sync::Arc;
-
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::jiff::Timestamp;
-use kube::runtime::controller::Action;
-use kube::{Api, Client, ResourceExt as _};
-use kubebuilder_runtime::apply::Applier;
-use kubebuilder_runtime::conditions::{self, Status};
-use kubebuilder_runtime::controllerutil::{self, FinalizeError, Finalizing};
-use kubebuilder_runtime::events::Recorder;
-use kubebuilder_runtime::{Manager, Reconciler};
+use kubebuilder_runtime::prelude::*;
 use serde_json::json;
 
 use super::Memcached;
@@ -77,9 +69,7 @@ impl MemcachedReconciler {
             Timestamp::now(),
         );
         if conditions::set(&mut status.conditions, available) {
-            applier
-                .apply_status(api, &json!({"metadata": {"name": name}, "status": status}))
-                .await?;
+            applier.apply_status(api, &name, &status).await?;
             self.recorder
                 .normal(memcached, "Reconciled", "Deployment applied")
                 .await;
