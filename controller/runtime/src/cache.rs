@@ -49,8 +49,10 @@ use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+mod by_object;
 mod compact;
 
+pub use self::by_object::{ByObject, ByObjectError};
 pub(crate) use self::compact::Compact;
 
 /// How long a read waits for an informer's first list before it fails with
@@ -402,6 +404,39 @@ impl Cache {
         settings.transform = Some(Arc::new(transform));
     }
 
+    /// Watches `K` as `options` say (controller-runtime's `cache.Options.ByObject`): only
+    /// the objects its label and field selectors match, in its namespaces rather than
+    /// `--namespace`'s. Reads of `K` ([`Cache::get`], [`Cache::list`]) and the controllers
+    /// that reconcile, own or watch `K` see only those objects.
+    ///
+    /// A controller scoped to a namespace (`--namespace`) that `K` is not watched in
+    /// sees no object of `K` there (and a warning says so in the log when it starts). A
+    /// controller across all namespaces (no `--namespace`) owns or watches `K` in each
+    /// of its namespaces; it cannot reconcile `K` itself when `K` is watched in several.
+    ///
+    /// # Errors
+    /// [`ByObjectError::ClusterScoped`] when `options` names namespaces and `K` is
+    /// cluster-scoped.
+    ///
+    /// # Panics
+    /// When `K` has options already, or its informer has started.
+    pub fn by_object<K: CachedKind>(&self, options: ByObject) -> Result<(), ByObjectError> {
+        if options.namespaces.is_some() && !is_namespaced::<K>() {
+            return Err(ByObjectError::ClusterScoped {
+                kind: K::kind(&()).into_owned(),
+            });
+        }
+        let kind = self.kind::<K>();
+        let mut settings = kind.settings_before_start("the watch options");
+        assert!(
+            settings.by_object.is_none(),
+            "{} has watch options already",
+            K::kind(&())
+        );
+        settings.by_object = Some(options);
+        Ok(())
+    }
+
     /// The cached object `namespace/name` (`None` for a cluster-scoped kind), once the
     /// informer has synced; `Ok(None)` when it does not exist.
     pub async fn get<K: CachedKind>(
@@ -441,26 +476,66 @@ impl Cache {
         Ok(found)
     }
 
-    /// The store of `K` in one scope (what a controller built on the cache reads).
+    /// The store of `K` in one scope (what a controller built on the cache reads): empty
+    /// when `K` is not watched there.
+    ///
+    /// # Panics
+    /// When the scope is every namespace and `K` is watched in several namespaces (see
+    /// [`Cache::by_object`]): no one store holds them all.
     pub(crate) fn store<K: CachedKind>(&self, namespace: Option<&str>) -> Store<Compact<K>> {
-        self.informer_in_scope::<K>(namespace).store.clone()
+        match self.informers_in_scope::<K>(namespace).as_slice() {
+            [informer] => informer.store.clone(),
+            [] => reflector::store().0,
+            several => panic!(
+                "a controller across all namespaces cannot reconcile {}: the cache watches it in {} namespaces ({:?}), each in a store of its own; run the manager with --namespace",
+                K::kind(&()),
+                several.len(),
+                watched_namespaces(several)
+            ),
+        }
     }
 
     /// Every change to `K` in one scope, after the cache holds it; first every cached
-    /// object when the informer has synced already.
+    /// object when the informers have synced already. Nothing, ever, when `K` is not
+    /// watched in the scope.
     pub(crate) fn subscribe<K: CachedKind>(
         &self,
         namespace: Option<&str>,
     ) -> impl Stream<Item = ObjectChange<K>> + Send + 'static + use<K> {
-        self.informer_in_scope::<K>(namespace).subscribe()
+        let mut streams: Vec<_> = self
+            .informers_in_scope::<K>(namespace)
+            .iter()
+            .map(|informer| informer.subscribe().boxed())
+            .collect();
+        if streams.is_empty() {
+            // A controller whose triggers end stops: with no informer, none ever come.
+            streams.push(futures::stream::pending().boxed());
+        }
+        futures::stream::select_all(streams)
     }
 
-    /// The informer serving `namespace` for a controller's scope: the cluster-wide one
-    /// for cluster-scoped kinds.
-    fn informer_in_scope<K: CachedKind>(&self, namespace: Option<&str>) -> Arc<Informer<K>> {
-        let namespace = namespace.filter(|_| is_namespaced::<K>());
-        self.informer_for::<K>(namespace)
-            .expect("a controller's scope is one the cache watches")
+    /// The informers holding `K`'s objects of a controller's scope: the one of its
+    /// namespace, or every one for a scope across all namespaces; none (with a warning)
+    /// when `K` is watched only in other namespaces (see [`Cache::by_object`]).
+    fn informers_in_scope<K: CachedKind>(&self, namespace: Option<&str>) -> Vec<Arc<Informer<K>>> {
+        let informers = self.kind::<K>().informers(self).to_vec();
+        let Some(namespace) = namespace.filter(|_| is_namespaced::<K>()) else {
+            return informers;
+        };
+        let in_scope: Vec<_> = informers
+            .iter()
+            .filter(|informer| informer.covers(namespace))
+            .cloned()
+            .collect();
+        if in_scope.is_empty() {
+            tracing::warn!(
+                kind = %K::kind(&()),
+                namespace,
+                watched = ?watched_namespaces(&informers),
+                "a controller in this namespace sees no object of this kind: the cache watches it only in other namespaces"
+            );
+        }
+        in_scope
     }
 
     /// The informer holding objects of `namespace`, starting the kind's informers.
@@ -481,7 +556,7 @@ impl Cache {
             .cloned()
             .ok_or_else(|| CacheError::NamespaceNotCached {
                 namespace: namespace.unwrap_or_default().to_owned(),
-                watched: self.inner.namespaces.to_vec(),
+                watched: watched_namespaces(informers),
             })
     }
 
@@ -502,6 +577,15 @@ fn is_namespaced<K: CachedKind>() -> bool {
     <K::Scope as CacheScope>::NAMESPACED
 }
 
+/// The namespaces `informers` watch; empty when one watches them all.
+fn watched_namespaces<K: CachedKind>(informers: &[Arc<Informer<K>>]) -> Vec<String> {
+    informers
+        .iter()
+        .map(|informer| informer.namespace.clone())
+        .collect::<Option<_>>()
+        .unwrap_or_default()
+}
+
 /// One kind: its settings until its informers start, then its informers.
 struct KindCache<K: CachedKind> {
     settings: Mutex<KindSettings<K>>,
@@ -514,6 +598,7 @@ impl<K: CachedKind> Default for KindCache<K> {
             settings: Mutex::new(KindSettings {
                 indexes: BTreeMap::new(),
                 transform: None,
+                by_object: None,
             }),
             informers: OnceLock::new(),
         }
@@ -523,6 +608,33 @@ impl<K: CachedKind> Default for KindCache<K> {
 struct KindSettings<K> {
     indexes: BTreeMap<String, Extractor<K>>,
     transform: Option<Transform<K>>,
+    by_object: Option<ByObject>,
+}
+
+impl<K: CachedKind> KindSettings<K> {
+    /// The namespaces to watch `K` in, one informer each; `None` for the whole cluster.
+    fn scopes(&self, manager_namespaces: &[String]) -> Vec<Option<String>> {
+        let own_namespaces = self
+            .by_object
+            .as_ref()
+            .and_then(|options| options.namespaces.as_deref());
+        let namespaces = own_namespaces.unwrap_or(manager_namespaces);
+        if namespaces.is_empty() || !is_namespaced::<K>() {
+            vec![None]
+        } else {
+            namespaces.iter().cloned().map(Some).collect()
+        }
+    }
+
+    /// The watch's selectors.
+    fn watcher_config(&self) -> watcher::Config {
+        let mut config = watcher::Config::default();
+        if let Some(options) = &self.by_object {
+            config.label_selector.clone_from(&options.labels);
+            config.field_selector.clone_from(&options.fields);
+        }
+        config
+    }
 }
 
 impl<K: CachedKind> KindCache<K> {
@@ -539,13 +651,8 @@ impl<K: CachedKind> KindCache<K> {
     fn informers(&self, cache: &Cache) -> &[Arc<Informer<K>>] {
         self.informers.get_or_init(|| {
             let settings = lock(&self.settings);
-            let scopes: Vec<Option<String>> =
-                if cache.inner.namespaces.is_empty() || !is_namespaced::<K>() {
-                    vec![None]
-                } else {
-                    cache.inner.namespaces.iter().cloned().map(Some).collect()
-                };
-            scopes
+            settings
+                .scopes(&cache.inner.namespaces)
                 .into_iter()
                 .map(|namespace| {
                     let link = cache.link::<K>(namespace.as_deref());
@@ -553,6 +660,7 @@ impl<K: CachedKind> KindCache<K> {
                         link,
                         &cache.inner.client,
                         namespace,
+                        settings.watcher_config(),
                         Arc::new(settings.indexes.clone()),
                         Trim {
                             managed_fields: cache.inner.managed_fields,
@@ -611,6 +719,7 @@ impl<K: CachedKind> Informer<K> {
         link: Arc<Link>,
         client: &Client,
         namespace: Option<String>,
+        config: watcher::Config,
         extractors: Arc<BTreeMap<String, Extractor<K>>>,
         trim: Trim<K>,
         stop: CancellationToken,
@@ -632,12 +741,17 @@ impl<K: CachedKind> Informer<K> {
         // An expired watch (410 Gone) is the protocol asking for a relist, which the watcher
         // starts at once: not a failure to back off from. Left in, the relist would wait out
         // the back-off an outage has grown (up to 30 s) after the apiserver is back.
-        let events = watcher(api, watcher::Config::default())
+        let events = watcher(api, config)
             .filter(|event| std::future::ready(!is_expired(event)))
             .default_backoff()
             .modify(move |object| trim.apply(object));
         tokio::spawn(informer.clone().pump(events, writer, link, stop));
         informer
+    }
+
+    /// Whether this informer holds the objects of `namespace`.
+    fn covers(&self, namespace: &str) -> bool {
+        self.namespace.as_deref().is_none_or(|own| own == namespace)
     }
 
     /// Applies the watch's events until `stop`.
