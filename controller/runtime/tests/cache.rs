@@ -1,19 +1,24 @@
 //! The manager's shared cache against the real apiserver: field index lookups as a child
 //! is created, updated and deleted; cached reads scoped as `--namespace` is; and what a read
-//! of an unknown index or namespace says.
+//! of an unknown index or namespace says. Per-kind watches: a label-selected kind (its
+//! cache and a controller on it), a kind watched in namespaces of its own with a field
+//! selector, what refuses bad options, and metadata-only reads and owners.
 
 mod common;
 
 use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{eventually, test_args};
-use k8s_openapi::api::core::v1::ConfigMap;
+use common::{GROUP, Widget, WidgetSpec, eventually, test_args, widget_crd};
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::ResourceExt as _;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::core::PartialObjectMeta;
+use kube::runtime::controller::Action;
 use kubebuilder_envtest::shared;
-use kubebuilder_runtime::cache::{CacheError, ListOptions};
-use kubebuilder_runtime::{Manager, ManagerArgs};
+use kubebuilder_runtime::cache::{ByObject, ByObjectError, CacheError, ListOptions};
+use kubebuilder_runtime::{Manager, ManagerArgs, Reconciler};
 use serde_json::json;
 
 /// The index of ConfigMaps by their `owner` label (as controllers index children by owner).
@@ -224,4 +229,277 @@ async fn cached_config_map(
             .unwrap()
     })
     .await
+}
+
+/// The names of ConfigMaps a controller reconciled, in order.
+#[derive(Clone, Default)]
+struct Reconciled(Arc<Mutex<Vec<String>>>);
+
+impl Reconciler<ConfigMap> for Reconciled {
+    type Error = std::convert::Infallible;
+
+    async fn reconcile(&self, object: Arc<ConfigMap>) -> Result<Action, Self::Error> {
+        self.0.lock().unwrap().push(object.name_any());
+        Ok(Action::await_change())
+    }
+}
+
+impl Reconciler<Widget> for Reconciled {
+    type Error = std::convert::Infallible;
+
+    async fn reconcile(&self, object: Arc<Widget>) -> Result<Action, Self::Error> {
+        self.0.lock().unwrap().push(object.name_any());
+        Ok(Action::await_change())
+    }
+}
+
+impl Reconciled {
+    fn names(&self) -> Vec<String> {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// Waits until `name` has been reconciled `times` times.
+    async fn wait_for(&self, name: &str, times: usize) {
+        eventually(
+            &format!("{name} reconciled {times} times"),
+            Duration::from_secs(20),
+            || async {
+                let count = self.names().iter().filter(|seen| *seen == name).count();
+                (count >= times).then_some(())
+            },
+        )
+        .await;
+    }
+}
+
+async fn create_labelled(client: &kube::Client, namespace: &str, name: &str, app: &str) {
+    let config_map: ConfigMap = serde_json::from_value(json!({
+        "metadata": {"name": name, "labels": {"app": app}}
+    }))
+    .unwrap();
+    Api::<ConfigMap>::namespaced(client.clone(), namespace)
+        .create(&PostParams::default(), &config_map)
+        .await
+        .unwrap();
+}
+
+/// The names of the ConfigMaps the cache holds.
+async fn cached_names(cache: &kubebuilder_runtime::cache::Cache) -> Vec<String> {
+    cache
+        .list::<ConfigMap>(&ListOptions::default())
+        .await
+        .unwrap()
+        .iter()
+        .map(|object| object.name_any())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_label_selected_kind_caches_and_reconciles_only_the_matching_objects() {
+    let plane = shared();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-cache-labels").await.unwrap();
+    // Made before the manager starts: its first list must leave them out too.
+    create_labelled(&client, &namespace, "other-before", "other").await;
+    create_labelled(&client, &namespace, "selected-before", "selected").await;
+    let manager = manager_of(&client, &namespace);
+    manager
+        .cache()
+        .by_object::<ConfigMap>(ByObject::default().labels("app in (selected)").unwrap())
+        .unwrap();
+    let cache = manager.cache().clone();
+    let reconciled = Reconciled::default();
+    let running = manager
+        .controller_for::<ConfigMap>()
+        .complete(reconciled.clone())
+        .start()
+        .await
+        .unwrap();
+    reconciled.wait_for("selected-before", 1).await;
+
+    create_labelled(&client, &namespace, "other-after", "other").await;
+    create_labelled(&client, &namespace, "selected-after", "selected").await;
+    reconciled.wait_for("selected-after", 1).await;
+    assert_eq!(
+        cached_names(&cache).await,
+        ["selected-after", "selected-before"],
+        "neither the others nor the namespace's root CA ConfigMap"
+    );
+
+    // Relabelled: the apiserver tells the watch that one left the selection, one joined.
+    let config_maps: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
+    for (name, app) in [("selected-before", "other"), ("other-before", "selected")] {
+        let labels = json!({"metadata": {"labels": {"app": app}}});
+        config_maps
+            .patch(name, &PatchParams::default(), &Patch::Merge(&labels))
+            .await
+            .unwrap();
+    }
+    reconciled.wait_for("other-before", 1).await;
+    eventually(
+        "the relabelled ones moved",
+        Duration::from_secs(20),
+        || async {
+            (cached_names(&cache).await == ["other-before", "selected-after"]).then_some(())
+        },
+    )
+    .await;
+    running.shutdown().await.unwrap();
+    assert!(
+        !reconciled.names().contains(&"other-after".to_owned()),
+        "{:?}",
+        reconciled.names()
+    );
+}
+
+#[tokio::test]
+async fn a_kind_watched_in_namespaces_of_its_own_with_a_field_selector() {
+    let plane = shared();
+    let client = plane.client().await.unwrap();
+    let flagged = plane.create_namespace("rt-cache-flagged").await.unwrap();
+    let own = plane.create_namespace("rt-cache-own").await.unwrap();
+    for namespace in [&flagged, &own] {
+        for name in ["kept", "dropped"] {
+            create_labelled(&client, namespace, name, "any").await;
+        }
+    }
+    let manager = manager_of(&client, &flagged);
+    let cache = manager.cache().clone();
+    let options = ByObject::default()
+        .namespaces([own.as_str()])
+        .unwrap()
+        .fields("metadata.name=kept")
+        .unwrap();
+    cache.by_object::<ConfigMap>(options).unwrap();
+
+    let everything = cache
+        .list::<ConfigMap>(&ListOptions::default())
+        .await
+        .unwrap();
+    let found: Vec<_> = everything
+        .iter()
+        .map(|object| (object.namespace().unwrap(), object.name_any()))
+        .collect();
+    assert_eq!(found, [(own.clone(), "kept".to_owned())]);
+    assert!(
+        cache
+            .get::<ConfigMap>(Some(&own), "dropped")
+            .await
+            .unwrap()
+            .is_none()
+    );
+    // --namespace does not apply to this kind: its namespace is not cached.
+    let outside = cache
+        .get::<ConfigMap>(Some(&flagged), "kept")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        outside,
+        CacheError::NamespaceNotCached {
+            namespace: flagged.clone(),
+            watched: vec![own.clone()],
+        }
+    );
+}
+
+#[tokio::test]
+async fn bad_options_are_refused_when_given_and_nothing_is_watched() {
+    let plane = shared();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-cache-bad").await.unwrap();
+    let manager = manager_of(&client, &namespace);
+    let cache = manager.cache();
+    assert_eq!(
+        ByObject::default()
+            .labels("app in (web")
+            .unwrap_err()
+            .to_string(),
+        "the label selector \"app in (web\" is invalid: a `(` with no `)`"
+    );
+    assert_eq!(
+        ByObject::default()
+            .fields("metadata.name")
+            .unwrap_err()
+            .to_string(),
+        "the field selector \"metadata.name\" is invalid: \"metadata.name\" is not key=value, key==value or key!=value"
+    );
+    let cluster_scoped = ByObject::default()
+        .namespaces([namespace.as_str()])
+        .unwrap();
+    assert_eq!(
+        cache.by_object::<Namespace>(cluster_scoped).unwrap_err(),
+        ByObjectError::ClusterScoped {
+            kind: "Namespace".into()
+        }
+    );
+    // Refused, so Namespaces keep no options: these are the first and are taken.
+    cache
+        .by_object::<Namespace>(ByObject::default().labels("absent").unwrap())
+        .unwrap();
+    assert!(
+        cache
+            .list::<Namespace>(&ListOptions::default())
+            .await
+            .unwrap()
+            .is_empty(),
+        "no namespace has the label `absent`"
+    );
+}
+
+#[tokio::test]
+async fn metadata_only_reads_and_owners_watched_by_their_metadata() {
+    let plane = shared();
+    plane.install_crds(&[widget_crd()]).await.unwrap();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-cache-metadata").await.unwrap();
+    let widgets: Api<Widget> = Api::namespaced(client.clone(), &namespace);
+    let reconciled = Reconciled::default();
+    let manager = manager_of(&client, &namespace);
+    let cache = manager.cache().clone();
+    let running = manager
+        .controller_for::<Widget>()
+        .owns::<PartialObjectMeta<ConfigMap>>()
+        .complete(reconciled.clone())
+        .start()
+        .await
+        .unwrap();
+    let widget = widgets
+        .create(
+            &PostParams::default(),
+            &Widget::new("w", WidgetSpec::default()),
+        )
+        .await
+        .unwrap();
+    reconciled.wait_for("w", 1).await;
+
+    let child: ConfigMap = serde_json::from_value(json!({
+        "metadata": {
+            "name": "child",
+            "labels": {"app": "w"},
+            "ownerReferences": [{
+                "apiVersion": format!("{GROUP}/v1"), "kind": "Widget", "name": "w",
+                "uid": widget.metadata.uid, "controller": true,
+            }],
+        },
+        "data": {"payload": "x".repeat(1024)},
+    }))
+    .unwrap();
+    Api::<ConfigMap>::namespaced(client.clone(), &namespace)
+        .create(&PostParams::default(), &child)
+        .await
+        .unwrap();
+    reconciled.wait_for("w", 2).await;
+
+    let cached: Arc<PartialObjectMeta<ConfigMap>> = cache
+        .get(Some(&namespace), "child")
+        .await
+        .unwrap()
+        .expect("the child is cached");
+    assert_eq!(cached.labels()["app"], "w");
+    // What the apiserver sends a metadata watch; a full object's kind would be ConfigMap.
+    assert_eq!(
+        cached.types.as_ref().map(|types| types.kind.as_str()),
+        Some("PartialObjectMetadata")
+    );
+    running.shutdown().await.unwrap();
 }
