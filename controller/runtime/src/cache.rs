@@ -21,6 +21,17 @@
 //! are most of a small object's memory (each entry a tree of field names), and a
 //! reconciler that applies server-side does not read them.
 //!
+//! What an informer watches of a kind can be narrowed before it starts with
+//! [`Cache::by_object`]: a label selector and a field selector (the apiserver filters the
+//! watch, so objects that do not match cost the process nothing) and namespaces of the
+//! kind's own instead of `--namespace`'s.
+//!
+//! A kind's metadata alone is cached as `kube::core::PartialObjectMeta<K>`, a kind of its
+//! own here: kube asks the apiserver for metadata only when listing and watching it, so
+//! [`Cache::get`]`::<PartialObjectMeta<Secret>>` and a controller that owns or watches
+//! `PartialObjectMeta<Secret>` never receive a Secret's data (controller-runtime's
+//! `OnlyMetadata` and `WatchesMetadata`).
+//!
 //! A synced cache is current only while it is connected: [`Cache::connected`] reports the
 //! informers whose last request to the apiserver failed or has waited too long for an
 //! answer (the apiserver down, permission to watch revoked), and an apiserver that says it
@@ -352,9 +363,15 @@ impl Cache {
 
     /// A new informer's link, registered for [`Cache::connected`].
     fn link<K: CachedKind>(&self, namespace: Option<&str>) -> Arc<Link> {
+        // `PartialObjectMeta<K>` is named as `K` is: say which of the two watches it is.
+        let watch = if K::metadata_api() {
+            "the metadata watch"
+        } else {
+            "the watch"
+        };
         let what = match namespace {
-            Some(namespace) => format!("the watch of {} in {namespace:?}", K::kind(&())),
-            None => format!("the watch of {}", K::kind(&())),
+            Some(namespace) => format!("{watch} of {} in {namespace:?}", K::kind(&())),
+            None => format!("{watch} of {}", K::kind(&())),
         };
         let link = Arc::new(Link::new(what));
         lock(&self.inner.links).push(link.clone());
