@@ -503,3 +503,104 @@ async fn metadata_only_reads_and_owners_watched_by_their_metadata() {
     );
     running.shutdown().await.unwrap();
 }
+
+/// A Widget named `name` in `namespace` and a ConfigMap it controls, labelled `app=owned`.
+async fn widget_with_child(client: &kube::Client, namespace: &str, name: &str) {
+    let widget = Api::<Widget>::namespaced(client.clone(), namespace)
+        .create(
+            &PostParams::default(),
+            &Widget::new(name, WidgetSpec::default()),
+        )
+        .await
+        .unwrap();
+    let child: ConfigMap = serde_json::from_value(json!({"metadata": {
+        "name": format!("{name}-child"),
+        "labels": {"app": "owned"},
+        "ownerReferences": [{
+            "apiVersion": format!("{GROUP}/v1"), "kind": "Widget", "name": name,
+            "uid": widget.metadata.uid, "controller": true,
+        }],
+    }}))
+    .unwrap();
+    Api::<ConfigMap>::namespaced(client.clone(), namespace)
+        .create(&PostParams::default(), &child)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_controller_across_all_namespaces_owns_a_kind_watched_in_several() {
+    let plane = shared();
+    plane.install_crds(&[widget_crd()]).await.unwrap();
+    let client = plane.client().await.unwrap();
+    let first = plane.create_namespace("rt-cache-all-a").await.unwrap();
+    let second = plane.create_namespace("rt-cache-all-b").await.unwrap();
+    // No --namespace: Widgets are watched everywhere, ConfigMaps in the two namespaces.
+    let manager = Manager::new(client.clone(), test_args());
+    let options = ByObject::default()
+        .namespaces([first.as_str(), second.as_str()])
+        .unwrap()
+        .labels("app=owned")
+        .unwrap();
+    manager.cache().by_object::<ConfigMap>(options).unwrap();
+    let reconciled = Reconciled::default();
+    let running = manager
+        .controller_for::<Widget>()
+        .owns::<ConfigMap>()
+        .complete(reconciled.clone())
+        .start()
+        .await
+        .unwrap();
+    // Named after their namespaces: the controller sees every test's Widgets.
+    for namespace in [&first, &second] {
+        widget_with_child(&client, namespace, namespace).await;
+    }
+    // Created, then its child created: each namespace's child reaches its owner.
+    for namespace in [&first, &second] {
+        reconciled.wait_for(namespace, 2).await;
+    }
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_controller_in_a_namespace_the_owned_kind_is_not_watched_in_sees_none_of_it() {
+    let plane = shared();
+    plane.install_crds(&[widget_crd()]).await.unwrap();
+    let client = plane.client().await.unwrap();
+    let unwatched = plane.create_namespace("rt-cache-scope-x").await.unwrap();
+    let watched = plane.create_namespace("rt-cache-scope-y").await.unwrap();
+    let manager = Manager::new(
+        client.clone(),
+        ManagerArgs {
+            namespaces: vec![unwatched.clone(), watched.clone()],
+            ..test_args()
+        },
+    );
+    let only_watched = ByObject::default().namespaces([watched.as_str()]).unwrap();
+    manager
+        .cache()
+        .by_object::<ConfigMap>(only_watched)
+        .unwrap();
+    let reconciled = Reconciled::default();
+    let running = manager
+        .controller_for::<Widget>()
+        .owns::<ConfigMap>()
+        .complete(reconciled.clone())
+        .start()
+        .await
+        .unwrap();
+    widget_with_child(&client, &unwatched, "x").await;
+    widget_with_child(&client, &watched, "y").await;
+    reconciled.wait_for("y", 2).await;
+    reconciled.wait_for("x", 1).await;
+    running.shutdown().await.unwrap();
+    assert_eq!(
+        reconciled
+            .names()
+            .iter()
+            .filter(|name| *name == "x")
+            .count(),
+        1,
+        "x's child, in a namespace ConfigMaps are not watched in, never reached it"
+    );
+}
