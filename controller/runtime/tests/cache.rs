@@ -2,7 +2,8 @@
 //! is created, updated and deleted; cached reads scoped as `--namespace` is; and what a read
 //! of an unknown index or namespace says. Per-kind watches: a label-selected kind (its
 //! cache and a controller on it), a kind watched in namespaces of its own with a field
-//! selector, what refuses bad options, and metadata-only reads and owners.
+//! selector, what refuses bad options, and metadata-only reads and owners. Reads of a
+//! kind known only by group, version and kind, and of one the apiserver does not serve.
 
 mod common;
 
@@ -14,7 +15,7 @@ use common::{GROUP, Widget, WidgetSpec, eventually, test_args, widget_crd};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::ResourceExt as _;
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
-use kube::core::PartialObjectMeta;
+use kube::core::{GroupVersionKind, PartialObjectMeta};
 use kube::runtime::controller::Action;
 use kubebuilder_envtest::shared;
 use kubebuilder_runtime::cache::{ByObject, ByObjectError, CacheError, ListOptions};
@@ -602,5 +603,75 @@ async fn a_controller_in_a_namespace_the_owned_kind_is_not_watched_in_sees_none_
             .count(),
         1,
         "x's child, in a namespace ConfigMaps are not watched in, never reached it"
+    );
+}
+
+#[tokio::test]
+async fn a_kind_known_only_at_run_time_is_read_from_the_cache_and_one_not_served_is_an_error() {
+    let plane = shared();
+    plane.install_crds(&[widget_crd()]).await.unwrap();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-cache-dynamic").await.unwrap();
+    let manager = manager_of(&client, &namespace);
+    let cache = manager.cache();
+    let spec = WidgetSpec {
+        size: Some(3),
+        ..WidgetSpec::default()
+    };
+    Api::<Widget>::namespaced(client.clone(), &namespace)
+        .create(&PostParams::default(), &Widget::new("w", spec))
+        .await
+        .unwrap();
+    let widget = GroupVersionKind::gvk(GROUP, "v1", "Widget");
+
+    let cached = eventually("the widget cached", Duration::from_secs(20), || async {
+        cache
+            .get_dynamic(&widget, Some(&namespace), "w")
+            .await
+            .unwrap()
+    })
+    .await;
+    assert_eq!(cached.data["spec"]["size"], 3);
+    let listed = cache
+        .list_dynamic(&widget, &ListOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        listed
+            .iter()
+            .map(|object| object.name_any())
+            .collect::<Vec<_>>(),
+        ["w"]
+    );
+    // --namespace applies as to typed kinds.
+    let outside = cache
+        .get_dynamic(&widget, Some("default"), "w")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(outside, CacheError::NamespaceNotCached { .. }),
+        "{outside}"
+    );
+
+    let gadget = GroupVersionKind::gvk(GROUP, "v1", "Gadget");
+    let not_served = cache
+        .get_dynamic(&gadget, Some(&namespace), "g")
+        .await
+        .unwrap_err();
+    assert_eq!(
+        not_served.to_string(),
+        format!(
+            "the apiserver does not serve {GROUP}/v1, Kind=Gadget: Error from discovery: \
+             Missing Kind: GroupVersionKind {{ group: \"{GROUP}\", version: \"v1\", kind: \"Gadget\" }}"
+        )
+    );
+    let no_group = GroupVersionKind::gvk("nothing.example.com", "v1", "Thing");
+    let not_served = cache
+        .list_dynamic(&no_group, &ListOptions::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&not_served, CacheError::NotServed { kind, .. } if kind == "nothing.example.com/v1, Kind=Thing"),
+        "{not_served}"
     );
 }
