@@ -491,20 +491,25 @@ impl Cache {
     /// # Panics
     /// When `K` has options already, or its informer has started.
     pub fn by_object<K: CachedKind>(&self, options: ByObject) -> Result<(), ByObjectError> {
-        if options.namespaces.is_some() && !is_namespaced::<K>() {
-            return Err(ByObjectError::ClusterScoped {
-                kind: K::kind(&()).into_owned(),
-            });
-        }
-        let kind = self.kind::<K>();
-        let mut settings = kind.settings_before_start("the watch options");
-        assert!(
-            settings.by_object.is_none(),
-            "{} has watch options already",
-            K::kind(&())
-        );
-        settings.by_object = Some(options);
-        Ok(())
+        self.kind::<K>().set_options(options)
+    }
+
+    /// [`Cache::by_object`] for a kind known only at run time (see
+    /// [`Cache::get_dynamic`]), asking discovery for the kind now: while the manager is
+    /// set up, a kind the apiserver does not serve stops it from starting.
+    ///
+    /// # Errors
+    /// [`ByObjectError::Kind`] with [`CacheError::NotServed`] when the apiserver does not
+    /// serve the kind, and [`ByObjectError::ClusterScoped`] as for [`Cache::by_object`].
+    ///
+    /// # Panics
+    /// As [`Cache::by_object`].
+    pub async fn by_object_dynamic(
+        &self,
+        kind: &GroupVersionKind,
+        options: ByObject,
+    ) -> Result<(), ByObjectError> {
+        self.dynamic_kind(kind).await?.set_options(options)
     }
 
     /// The cached object `namespace/name` (`None` for a cluster-scoped kind), once the
@@ -738,6 +743,23 @@ impl<K: WatchedKind> KindCache<K> {
             }),
             informers: OnceLock::new(),
         }
+    }
+
+    /// Watches the kind as `options` say (see [`Cache::by_object`]).
+    fn set_options(&self, options: ByObject) -> Result<(), ByObjectError> {
+        if options.namespaces.is_some() && !self.info.namespaced {
+            return Err(ByObjectError::ClusterScoped {
+                kind: self.info.name.clone(),
+            });
+        }
+        let mut settings = self.settings_before_start("the watch options");
+        assert!(
+            settings.by_object.is_none(),
+            "{} has watch options already",
+            self.info.name
+        );
+        settings.by_object = Some(options);
+        Ok(())
     }
 
     fn settings_before_start(&self, what: &str) -> MutexGuard<'_, KindSettings<K>> {

@@ -665,6 +665,42 @@ async fn a_kind_known_only_at_run_time_is_read_from_the_cache_and_one_not_served
              Missing Kind: GroupVersionKind {{ group: \"{GROUP}\", version: \"v1\", kind: \"Gadget\" }}"
         )
     );
+    // Options of a dynamic kind: discovery is asked when they are given.
+    let refused = manager_of(&client, &namespace)
+        .cache()
+        .by_object_dynamic(&gadget, ByObject::default())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(refused, ByObjectError::Kind(CacheError::NotServed { .. })),
+        "{refused}"
+    );
+    let mut picked = Widget::new("picked", WidgetSpec::default());
+    picked.metadata.labels = Some([("app".to_owned(), "picked".to_owned())].into());
+    Api::<Widget>::namespaced(client.clone(), &namespace)
+        .create(&PostParams::default(), &picked)
+        .await
+        .unwrap();
+    let selective = manager_of(&client, &namespace);
+    let only_picked = ByObject::default().labels("app=picked").unwrap();
+    selective
+        .cache()
+        .by_object_dynamic(&widget, only_picked)
+        .await
+        .unwrap();
+    let listed = selective
+        .cache()
+        .list_dynamic(&widget, &ListOptions::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        listed
+            .iter()
+            .map(|object| object.name_any())
+            .collect::<Vec<_>>(),
+        ["picked"]
+    );
+
     let no_group = GroupVersionKind::gvk("nothing.example.com", "v1", "Thing");
     let not_served = cache
         .list_dynamic(&no_group, &ListOptions::default())

@@ -47,6 +47,10 @@ pub enum ByObjectError {
         /// What is wrong with them.
         reason: String,
     },
+    /// The kind given by group, version and kind cannot be watched
+    /// ([`CacheError::NotServed`](super::CacheError::NotServed)).
+    #[error(transparent)]
+    Kind(#[from] super::CacheError),
     /// Namespaces given for a kind whose objects live in none.
     #[error("{kind} is cluster-scoped: its objects are in no namespace, so none can be chosen")]
     ClusterScoped {
