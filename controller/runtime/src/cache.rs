@@ -482,7 +482,9 @@ impl Cache {
     /// A controller scoped to a namespace (`--namespace`) that `K` is not watched in
     /// sees no object of `K` there (and a warning says so in the log when it starts). A
     /// controller across all namespaces (no `--namespace`) owns or watches `K` in each
-    /// of its namespaces; it cannot reconcile `K` itself when `K` is watched in several.
+    /// of its namespaces; it cannot reconcile `K` itself when `K` is watched in several
+    /// (no one store holds them all): that controller panics as it starts, saying so, and
+    /// the manager stops with [`ManagerError::ControllersStopped`](crate::ManagerError).
     ///
     /// # Errors
     /// [`ByObjectError::ClusterScoped`] when `options` names namespaces and `K` is

@@ -711,3 +711,36 @@ async fn a_kind_known_only_at_run_time_is_read_from_the_cache_and_one_not_served
         "{not_served}"
     );
 }
+
+#[tokio::test]
+async fn a_controller_across_all_namespaces_of_a_kind_watched_in_several_stops_the_manager() {
+    let plane = shared();
+    let client = plane.client().await.unwrap();
+    let first = plane.create_namespace("rt-cache-several-a").await.unwrap();
+    let second = plane.create_namespace("rt-cache-several-b").await.unwrap();
+    let manager = Manager::new(client.clone(), test_args());
+    let options = ByObject::default()
+        .namespaces([first.as_str(), second.as_str()])
+        .unwrap();
+    manager.cache().by_object::<ConfigMap>(options).unwrap();
+    let running = manager
+        .controller_for::<ConfigMap>()
+        .complete(Reconciled::default())
+        .start()
+        .await
+        .unwrap();
+    // Its store would hold one namespace's ConfigMaps only: the controller does not start.
+    let stopped = tokio::time::timeout(
+        Duration::from_secs(20),
+        running.run_until(std::future::pending()),
+    )
+    .await
+    .expect("the manager stops at once");
+    assert!(
+        matches!(
+            stopped,
+            Err(kubebuilder_runtime::ManagerError::ControllersStopped)
+        ),
+        "{stopped:?}"
+    );
+}
