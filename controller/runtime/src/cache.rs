@@ -484,7 +484,8 @@ impl Cache {
     /// controller across all namespaces (no `--namespace`) owns or watches `K` in each
     /// of its namespaces; it cannot reconcile `K` itself when `K` is watched in several
     /// (no one store holds them all): that controller panics as it starts, saying so, and
-    /// the manager stops with [`ManagerError::ControllersStopped`](crate::ManagerError).
+    /// the manager stops with
+    /// [`ManagerError::ControllersStopped`](crate::ManagerError::ControllersStopped).
     ///
     /// # Errors
     /// [`ByObjectError::ClusterScoped`] when `options` names namespaces and `K` is
