@@ -21,6 +21,22 @@
 //! are most of a small object's memory (each entry a tree of field names), and a
 //! reconciler that applies server-side does not read them.
 //!
+//! What an informer watches of a kind can be narrowed before it starts with
+//! [`Cache::by_object`]: a label selector and a field selector (the apiserver filters the
+//! watch, so objects that do not match cost the process nothing) and namespaces of the
+//! kind's own instead of `--namespace`'s.
+//!
+//! A kind's metadata alone is cached as `kube::core::PartialObjectMeta<K>`, a kind of its
+//! own here: kube asks the apiserver for metadata only when listing and watching it, so
+//! [`Cache::get`]`::<PartialObjectMeta<Secret>>` and a controller that owns or watches
+//! `PartialObjectMeta<Secret>` never receive a Secret's data (controller-runtime's
+//! `OnlyMetadata` and `WatchesMetadata`).
+//!
+//! A kind with no Rust type (a CRD known by its group, version and kind at run time) is
+//! read as `DynamicObject`s with [`Cache::get_dynamic`] and [`Cache::list_dynamic`]: the
+//! first read asks the apiserver's discovery for the kind, so one it does not serve is an
+//! error ([`CacheError::NotServed`]), not an empty cache.
+//!
 //! A synced cache is current only while it is connected: [`Cache::connected`] reports the
 //! informers whose last request to the apiserver failed or has waited too long for an
 //! answer (the apiserver down, permission to watch revoked), and an apiserver that says it
@@ -30,6 +46,7 @@
 use std::any::{Any, TypeId};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Debug;
+use std::hash::Hash;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -39,7 +56,11 @@ use http_body_util::BodyExt as _;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use kube::api::Api;
 use kube::client::Body;
-use kube::core::{ClusterResourceScope, NamespaceResourceScope, Selector, SelectorExt as _};
+use kube::core::{
+    ApiResource, ClusterResourceScope, DynamicObject, GroupVersionKind, NamespaceResourceScope,
+    Selector, SelectorExt as _,
+};
+use kube::discovery::Scope as DiscoveredScope;
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher::{self, Event, watcher};
 use kube::runtime::{WatchStreamExt as _, reflector};
@@ -49,8 +70,10 @@ use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+mod by_object;
 mod compact;
 
+pub use self::by_object::{ByObject, ByObjectError};
 pub(crate) use self::compact::Compact;
 
 /// How long a read waits for an informer's first list before it fails with
@@ -85,6 +108,32 @@ pub trait CachedKind:
 
 impl<K> CachedKind for K where
     K: Resource<DynamicType = (), Scope: CacheScope>
+        + Clone
+        + Serialize
+        + DeserializeOwned
+        + Debug
+        + Send
+        + Sync
+        + 'static
+{
+}
+
+/// The bounds of a kind an informer watches: a [`CachedKind`], or `DynamicObject` of a
+/// kind known at run time.
+trait WatchedKind:
+    Resource<DynamicType: Clone + Eq + Hash + Send + Sync + 'static>
+    + Clone
+    + Serialize
+    + DeserializeOwned
+    + Debug
+    + Send
+    + Sync
+    + 'static
+{
+}
+
+impl<K> WatchedKind for K where
+    K: Resource<DynamicType: Clone + Eq + Hash + Send + Sync + 'static>
         + Clone
         + Serialize
         + DeserializeOwned
@@ -166,6 +215,15 @@ pub enum CacheError {
         /// The index name given to [`ListOptions::matching_field`].
         index: String,
     },
+    /// A kind read by its group, version and kind ([`Cache::get_dynamic`]) that the
+    /// apiserver does not serve (its CRD not installed, a typo): nothing is watched.
+    #[error("the apiserver does not serve {kind}: {error}")]
+    NotServed {
+        /// `group/version, Kind=kind`.
+        kind: String,
+        /// What discovery said.
+        error: String,
+    },
     /// A cached object's JSON does not decode as its kind: the kind's `Serialize` writes
     /// what its `Deserialize` refuses.
     #[error("the cached {kind} {key} does not decode: {error}")]
@@ -181,9 +239,14 @@ pub enum CacheError {
 
 /// The object `compact` holds, or why it does not decode.
 pub(crate) fn decode<K: CachedKind>(compact: &Compact<K>) -> Result<K, CacheError> {
+    decode_kind(compact, &K::kind(&()))
+}
+
+/// The object `compact` holds, of the kind named `kind`, or why it does not decode.
+fn decode_kind<K: DeserializeOwned>(compact: &Compact<K>, kind: &str) -> Result<K, CacheError> {
     compact
         .decode()
-        .map_err(|error| undecodable(compact, &error))
+        .map_err(|error| undecodable(compact, kind, &error))
 }
 
 /// The metadata of the object `compact` holds, or why it does not decode.
@@ -192,12 +255,12 @@ pub(crate) fn decode_metadata<K: CachedKind>(
 ) -> Result<ObjectMeta, CacheError> {
     compact
         .decode_metadata()
-        .map_err(|error| undecodable(compact, &error))
+        .map_err(|error| undecodable(compact, &K::kind(&()), &error))
 }
 
-fn undecodable<K: CachedKind>(compact: &Compact<K>, error: &serde_json::Error) -> CacheError {
+fn undecodable<K>(compact: &Compact<K>, kind: &str, error: &serde_json::Error) -> CacheError {
     CacheError::Undecodable {
-        kind: K::kind(&()).into_owned(),
+        kind: kind.to_owned(),
         key: format!(
             "{}/{}",
             compact.namespace().unwrap_or_default(),
@@ -220,6 +283,8 @@ struct Inner {
     managed_fields: ManagedFields,
     /// `TypeId` of `K` → `Arc<KindCache<K>>`.
     kinds: Mutex<HashMap<TypeId, Arc<dyn Any + Send + Sync>>>,
+    /// The kinds read by group, version and kind, once discovery found them served.
+    dynamic_kinds: Mutex<HashMap<GroupVersionKind, Arc<KindCache<DynamicObject>>>>,
     /// The connection of every informer started, for [`Cache::connected`].
     links: Mutex<Vec<Arc<Link>>>,
     /// The apiserver's last answer to `/readyz`, and when it came; one question at a time.
@@ -295,6 +360,7 @@ impl Cache {
                 namespaces,
                 managed_fields,
                 kinds: Mutex::new(HashMap::new()),
+                dynamic_kinds: Mutex::new(HashMap::new()),
                 links: Mutex::new(Vec::new()),
                 apiserver_ready: tokio::sync::Mutex::new(None),
                 _stop_on_drop: stop.clone().drop_guard(),
@@ -349,10 +415,16 @@ impl Cache {
     }
 
     /// A new informer's link, registered for [`Cache::connected`].
-    fn link<K: CachedKind>(&self, namespace: Option<&str>) -> Arc<Link> {
+    fn link<K: WatchedKind>(&self, kind: &str, namespace: Option<&str>) -> Arc<Link> {
+        // `PartialObjectMeta<K>` is named as `K` is: say which of the two watches it is.
+        let watch = if K::metadata_api() {
+            "the metadata watch"
+        } else {
+            "the watch"
+        };
         let what = match namespace {
-            Some(namespace) => format!("the watch of {} in {namespace:?}", K::kind(&())),
-            None => format!("the watch of {}", K::kind(&())),
+            Some(namespace) => format!("{watch} of {kind} in {namespace:?}"),
+            None => format!("{watch} of {kind}"),
         };
         let link = Arc::new(Link::new(what));
         lock(&self.inner.links).push(link.clone());
@@ -402,6 +474,47 @@ impl Cache {
         settings.transform = Some(Arc::new(transform));
     }
 
+    /// Watches `K` as `options` say (controller-runtime's `cache.Options.ByObject`): only
+    /// the objects its label and field selectors match, in its namespaces rather than
+    /// `--namespace`'s. Reads of `K` ([`Cache::get`], [`Cache::list`]) and the controllers
+    /// that reconcile, own or watch `K` see only those objects.
+    ///
+    /// A controller scoped to a namespace (`--namespace`) that `K` is not watched in
+    /// sees no object of `K` there (and a warning says so in the log when it starts). A
+    /// controller across all namespaces (no `--namespace`) owns or watches `K` in each
+    /// of its namespaces; it cannot reconcile `K` itself when `K` is watched in several
+    /// (no one store holds them all): that controller panics as it starts, saying so, and
+    /// the manager stops with
+    /// [`ManagerError::ControllersStopped`](crate::ManagerError::ControllersStopped).
+    ///
+    /// # Errors
+    /// [`ByObjectError::ClusterScoped`] when `options` names namespaces and `K` is
+    /// cluster-scoped.
+    ///
+    /// # Panics
+    /// When `K` has options already, or its informer has started.
+    pub fn by_object<K: CachedKind>(&self, options: ByObject) -> Result<(), ByObjectError> {
+        self.kind::<K>().set_options(options)
+    }
+
+    /// [`Cache::by_object`] for a kind known only at run time (see
+    /// [`Cache::get_dynamic`]), asking discovery for the kind now: while the manager is
+    /// set up, a kind the apiserver does not serve stops it from starting.
+    ///
+    /// # Errors
+    /// [`ByObjectError::Kind`] with [`CacheError::NotServed`] when the apiserver does not
+    /// serve the kind, and [`ByObjectError::ClusterScoped`] as for [`Cache::by_object`].
+    ///
+    /// # Panics
+    /// As [`Cache::by_object`].
+    pub async fn by_object_dynamic(
+        &self,
+        kind: &GroupVersionKind,
+        options: ByObject,
+    ) -> Result<(), ByObjectError> {
+        self.dynamic_kind(kind).await?.set_options(options)
+    }
+
     /// The cached object `namespace/name` (`None` for a cluster-scoped kind), once the
     /// informer has synced; `Ok(None)` when it does not exist.
     pub async fn get<K: CachedKind>(
@@ -409,17 +522,7 @@ impl Cache {
         namespace: Option<&str>,
         name: &str,
     ) -> Result<Option<Arc<K>>, CacheError> {
-        let informer = self.informer_for::<K>(namespace)?;
-        informer.wait_synced().await?;
-        let mut key = ObjectRef::<Compact<K>>::new(name);
-        key.namespace = namespace
-            .filter(|_| is_namespaced::<K>())
-            .map(str::to_owned);
-        informer
-            .store
-            .get(&key)
-            .map(|compact| decode(&compact).map(Arc::new))
-            .transpose()
+        self.kind::<K>().get(self, namespace, name).await
     }
 
     /// The cached objects `options` select, sorted by namespace and name, once the
@@ -428,9 +531,286 @@ impl Cache {
         &self,
         options: &ListOptions,
     ) -> Result<Vec<Arc<K>>, CacheError> {
+        self.kind::<K>().list(self, options).await
+    }
+
+    /// [`Cache::get`] of a kind known only at run time by its group, version and kind
+    /// (`GroupVersionKind::gvk("example.com", "v1", "Widget")`: a CRD with no Rust type;
+    /// controller-runtime's reads of `unstructured.Unstructured`). The first read of a kind
+    /// asks the apiserver's discovery for it; its informers follow `--namespace`.
+    ///
+    /// # Errors
+    /// [`CacheError::NotServed`] when the apiserver does not serve the kind, and the
+    /// errors of [`Cache::get`].
+    pub async fn get_dynamic(
+        &self,
+        kind: &GroupVersionKind,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<Arc<DynamicObject>>, CacheError> {
+        self.dynamic_kind(kind)
+            .await?
+            .get(self, namespace, name)
+            .await
+    }
+
+    /// [`Cache::list`] of a kind known only at run time; see [`Cache::get_dynamic`].
+    ///
+    /// # Errors
+    /// [`CacheError::NotServed`] when the apiserver does not serve the kind, and the
+    /// errors of [`Cache::list`].
+    pub async fn list_dynamic(
+        &self,
+        kind: &GroupVersionKind,
+        options: &ListOptions,
+    ) -> Result<Vec<Arc<DynamicObject>>, CacheError> {
+        self.dynamic_kind(kind).await?.list(self, options).await
+    }
+
+    /// The store of `K` in one scope (what a controller built on the cache reads): empty
+    /// when `K` is not watched there.
+    ///
+    /// # Panics
+    /// When the scope is every namespace and `K` is watched in several namespaces (see
+    /// [`Cache::by_object`]): no one store holds them all.
+    pub(crate) fn store<K: CachedKind>(&self, namespace: Option<&str>) -> Store<Compact<K>> {
+        match self
+            .kind::<K>()
+            .informers_in_scope(self, namespace)
+            .as_slice()
+        {
+            [informer] => informer.store.clone(),
+            [] => reflector::store().0,
+            several => panic!(
+                "a controller across all namespaces cannot reconcile {}: the cache watches it in {} namespaces ({:?}), each in a store of its own; run the manager with --namespace",
+                K::kind(&()),
+                several.len(),
+                watched_namespaces(several)
+            ),
+        }
+    }
+
+    /// Every change to `K` in one scope, after the cache holds it; first every cached
+    /// object when the informers have synced already. Nothing, ever, when `K` is not
+    /// watched in the scope.
+    pub(crate) fn subscribe<K: CachedKind>(
+        &self,
+        namespace: Option<&str>,
+    ) -> impl Stream<Item = ObjectChange<K>> + Send + 'static + use<K> {
+        let mut streams: Vec<_> = self
+            .kind::<K>()
+            .informers_in_scope(self, namespace)
+            .iter()
+            .map(|informer| informer.subscribe().boxed())
+            .collect();
+        if streams.is_empty() {
+            // A controller whose triggers end stops: with no informer, none ever come.
+            streams.push(futures::stream::pending().boxed());
+        }
+        futures::stream::select_all(streams)
+    }
+
+    fn kind<K: CachedKind>(&self) -> Arc<KindCache<K>> {
+        let mut kinds = lock(&self.inner.kinds);
+        let entry = kinds
+            .entry(TypeId::of::<K>())
+            .or_insert_with(|| Arc::new(KindCache::new(KindInfo::<K>::typed())));
+        entry
+            .clone()
+            .downcast()
+            .expect("the cache entry of a TypeId holds that type")
+    }
+
+    /// The kind `kind`, asking discovery whether the apiserver serves it the first time.
+    async fn dynamic_kind(
+        &self,
+        kind: &GroupVersionKind,
+    ) -> Result<Arc<KindCache<DynamicObject>>, CacheError> {
+        if let Some(known) = lock(&self.inner.dynamic_kinds).get(kind) {
+            return Ok(known.clone());
+        }
+        let (resource, capabilities) = kube::discovery::pinned_kind(&self.inner.client, kind)
+            .await
+            .map_err(|error| CacheError::NotServed {
+                kind: format!("{}/{}, Kind={}", kind.group, kind.version, kind.kind),
+                error: error.to_string(),
+            })?;
+        let namespaced = capabilities.scope == DiscoveredScope::Namespaced;
+        // Two first reads at once both ask; the first answer stays.
+        let mut kinds = lock(&self.inner.dynamic_kinds);
+        let entry = kinds
+            .entry(kind.clone())
+            .or_insert_with(|| Arc::new(KindCache::new(KindInfo::dynamic(resource, namespaced))));
+        Ok(entry.clone())
+    }
+}
+
+/// Whether `K` lives in namespaces.
+fn is_namespaced<K: CachedKind>() -> bool {
+    <K::Scope as CacheScope>::NAMESPACED
+}
+
+/// The namespaces `informers` watch; empty when one watches them all.
+fn watched_namespaces<K: WatchedKind>(informers: &[Arc<Informer<K>>]) -> Vec<String> {
+    informers
+        .iter()
+        .map(|informer| informer.namespace.clone())
+        .collect::<Option<_>>()
+        .unwrap_or_default()
+}
+
+/// What the informers of a kind know of it besides its Rust type: all of it for a
+/// [`CachedKind`], given at run time for a `DynamicObject`.
+struct KindInfo<K: Resource> {
+    dyntype: K::DynamicType,
+    /// The kind's name, for messages (`CronJob`).
+    name: String,
+    namespaced: bool,
+    /// The API of the kind in a namespace (`None`: everywhere).
+    api: fn(Client, Option<&str>, &K::DynamicType) -> Api<K>,
+}
+
+impl<K: CachedKind> KindInfo<K> {
+    fn typed() -> Self {
+        Self {
+            dyntype: (),
+            name: K::kind(&()).into_owned(),
+            namespaced: is_namespaced::<K>(),
+            api: |client, namespace, ()| K::Scope::api::<K>(client, namespace),
+        }
+    }
+}
+
+impl KindInfo<DynamicObject> {
+    fn dynamic(resource: ApiResource, namespaced: bool) -> Self {
+        Self {
+            name: resource.kind.clone(),
+            dyntype: resource,
+            namespaced,
+            api: |client, namespace, resource| match namespace {
+                Some(namespace) => Api::namespaced_with(client, namespace, resource),
+                None => Api::all_with(client, resource),
+            },
+        }
+    }
+}
+
+/// One kind: its settings until its informers start, then its informers.
+struct KindCache<K: WatchedKind> {
+    info: Arc<KindInfo<K>>,
+    settings: Mutex<KindSettings<K>>,
+    informers: OnceLock<Vec<Arc<Informer<K>>>>,
+}
+
+struct KindSettings<K> {
+    indexes: BTreeMap<String, Extractor<K>>,
+    transform: Option<Transform<K>>,
+    by_object: Option<ByObject>,
+}
+
+impl<K> KindSettings<K> {
+    /// The namespaces to watch the kind in, one informer each; `None` for the whole
+    /// cluster.
+    fn scopes(&self, namespaced: bool, manager_namespaces: &[String]) -> Vec<Option<String>> {
+        let own_namespaces = self
+            .by_object
+            .as_ref()
+            .and_then(|options| options.namespaces.as_deref());
+        let namespaces = own_namespaces.unwrap_or(manager_namespaces);
+        if namespaces.is_empty() || !namespaced {
+            vec![None]
+        } else {
+            namespaces.iter().cloned().map(Some).collect()
+        }
+    }
+
+    /// The watch's selectors.
+    fn watcher_config(&self) -> watcher::Config {
+        let mut config = watcher::Config::default();
+        if let Some(options) = &self.by_object {
+            config.label_selector.clone_from(&options.labels);
+            config.field_selector.clone_from(&options.fields);
+        }
+        config
+    }
+}
+
+impl<K: WatchedKind> KindCache<K> {
+    fn new(info: KindInfo<K>) -> Self {
+        Self {
+            info: Arc::new(info),
+            settings: Mutex::new(KindSettings {
+                indexes: BTreeMap::new(),
+                transform: None,
+                by_object: None,
+            }),
+            informers: OnceLock::new(),
+        }
+    }
+
+    /// Watches the kind as `options` say (see [`Cache::by_object`]).
+    fn set_options(&self, options: ByObject) -> Result<(), ByObjectError> {
+        if options.namespaces.is_some() && !self.info.namespaced {
+            return Err(ByObjectError::ClusterScoped {
+                kind: self.info.name.clone(),
+            });
+        }
+        let mut settings = self.settings_before_start("the watch options");
+        assert!(
+            settings.by_object.is_none(),
+            "{} has watch options already",
+            self.info.name
+        );
+        settings.by_object = Some(options);
+        Ok(())
+    }
+
+    fn settings_before_start(&self, what: &str) -> MutexGuard<'_, KindSettings<K>> {
+        assert!(
+            self.informers.get().is_none(),
+            "{what} of {}: the cache of that kind has started; configure it before the manager starts",
+            self.info.name
+        );
+        lock(&self.settings)
+    }
+
+    /// The informers, one per scope, started on first use.
+    fn informers(&self, cache: &Cache) -> &[Arc<Informer<K>>] {
+        self.informers.get_or_init(|| {
+            let settings = lock(&self.settings);
+            settings
+                .scopes(self.info.namespaced, &cache.inner.namespaces)
+                .into_iter()
+                .map(|namespace| Informer::start(cache, self.info.clone(), namespace, &settings))
+                .collect()
+        })
+    }
+
+    /// The cached object `namespace/name`, once its informer has synced.
+    async fn get(
+        &self,
+        cache: &Cache,
+        namespace: Option<&str>,
+        name: &str,
+    ) -> Result<Option<Arc<K>>, CacheError> {
+        let informer = self.informer_for(cache, namespace)?;
+        informer.wait_synced().await?;
+        let mut key = ObjectRef::<Compact<K>>::new_with(name, self.info.dyntype.clone());
+        key.namespace = namespace
+            .filter(|_| self.info.namespaced)
+            .map(str::to_owned);
+        informer
+            .store
+            .get(&key)
+            .map(|compact| decode_kind(&compact, &self.info.name).map(Arc::new))
+            .transpose()
+    }
+
+    /// The cached objects `options` select, sorted by namespace and name.
+    async fn list(&self, cache: &Cache, options: &ListOptions) -> Result<Vec<Arc<K>>, CacheError> {
         let informers = match &options.namespace {
-            Some(namespace) => vec![self.informer_for::<K>(Some(namespace))?],
-            None => self.kind::<K>().informers(self).to_vec(),
+            Some(namespace) => vec![self.informer_for(cache, Some(namespace))?],
+            None => self.informers(cache).to_vec(),
         };
         let mut found = Vec::new();
         for informer in informers {
@@ -441,36 +821,38 @@ impl Cache {
         Ok(found)
     }
 
-    /// The store of `K` in one scope (what a controller built on the cache reads).
-    pub(crate) fn store<K: CachedKind>(&self, namespace: Option<&str>) -> Store<Compact<K>> {
-        self.informer_in_scope::<K>(namespace).store.clone()
-    }
-
-    /// Every change to `K` in one scope, after the cache holds it; first every cached
-    /// object when the informer has synced already.
-    pub(crate) fn subscribe<K: CachedKind>(
-        &self,
-        namespace: Option<&str>,
-    ) -> impl Stream<Item = ObjectChange<K>> + Send + 'static + use<K> {
-        self.informer_in_scope::<K>(namespace).subscribe()
-    }
-
-    /// The informer serving `namespace` for a controller's scope: the cluster-wide one
-    /// for cluster-scoped kinds.
-    fn informer_in_scope<K: CachedKind>(&self, namespace: Option<&str>) -> Arc<Informer<K>> {
-        let namespace = namespace.filter(|_| is_namespaced::<K>());
-        self.informer_for::<K>(namespace)
-            .expect("a controller's scope is one the cache watches")
+    /// The informers holding the objects of a controller's scope: the one of its
+    /// namespace, or every one for a scope across all namespaces; none (with a warning)
+    /// when the kind is watched only in other namespaces (see [`Cache::by_object`]).
+    fn informers_in_scope(&self, cache: &Cache, namespace: Option<&str>) -> Vec<Arc<Informer<K>>> {
+        let informers = self.informers(cache).to_vec();
+        let Some(namespace) = namespace.filter(|_| self.info.namespaced) else {
+            return informers;
+        };
+        let in_scope: Vec<_> = informers
+            .iter()
+            .filter(|informer| informer.covers(namespace))
+            .cloned()
+            .collect();
+        if in_scope.is_empty() {
+            tracing::warn!(
+                kind = %self.info.name,
+                namespace,
+                watched = ?watched_namespaces(&informers),
+                "a controller in this namespace sees no object of this kind: the cache watches it only in other namespaces"
+            );
+        }
+        in_scope
     }
 
     /// The informer holding objects of `namespace`, starting the kind's informers.
-    fn informer_for<K: CachedKind>(
+    fn informer_for(
         &self,
+        cache: &Cache,
         namespace: Option<&str>,
     ) -> Result<Arc<Informer<K>>, CacheError> {
-        let kind = self.kind::<K>();
-        let informers = kind.informers(self);
-        if !is_namespaced::<K>() {
+        let informers = self.informers(cache);
+        if !self.info.namespaced {
             return Ok(informers[0].clone());
         }
         informers
@@ -481,88 +863,8 @@ impl Cache {
             .cloned()
             .ok_or_else(|| CacheError::NamespaceNotCached {
                 namespace: namespace.unwrap_or_default().to_owned(),
-                watched: self.inner.namespaces.to_vec(),
+                watched: watched_namespaces(informers),
             })
-    }
-
-    fn kind<K: CachedKind>(&self) -> Arc<KindCache<K>> {
-        let mut kinds = lock(&self.inner.kinds);
-        let entry = kinds
-            .entry(TypeId::of::<K>())
-            .or_insert_with(|| Arc::new(KindCache::<K>::default()));
-        entry
-            .clone()
-            .downcast()
-            .expect("the cache entry of a TypeId holds that type")
-    }
-}
-
-/// Whether `K` lives in namespaces.
-fn is_namespaced<K: CachedKind>() -> bool {
-    <K::Scope as CacheScope>::NAMESPACED
-}
-
-/// One kind: its settings until its informers start, then its informers.
-struct KindCache<K: CachedKind> {
-    settings: Mutex<KindSettings<K>>,
-    informers: OnceLock<Vec<Arc<Informer<K>>>>,
-}
-
-impl<K: CachedKind> Default for KindCache<K> {
-    fn default() -> Self {
-        Self {
-            settings: Mutex::new(KindSettings {
-                indexes: BTreeMap::new(),
-                transform: None,
-            }),
-            informers: OnceLock::new(),
-        }
-    }
-}
-
-struct KindSettings<K> {
-    indexes: BTreeMap<String, Extractor<K>>,
-    transform: Option<Transform<K>>,
-}
-
-impl<K: CachedKind> KindCache<K> {
-    fn settings_before_start(&self, what: &str) -> MutexGuard<'_, KindSettings<K>> {
-        assert!(
-            self.informers.get().is_none(),
-            "{what} of {}: the cache of that kind has started; configure it before the manager starts",
-            K::kind(&())
-        );
-        lock(&self.settings)
-    }
-
-    /// The informers, one per scope, started on first use.
-    fn informers(&self, cache: &Cache) -> &[Arc<Informer<K>>] {
-        self.informers.get_or_init(|| {
-            let settings = lock(&self.settings);
-            let scopes: Vec<Option<String>> =
-                if cache.inner.namespaces.is_empty() || !is_namespaced::<K>() {
-                    vec![None]
-                } else {
-                    cache.inner.namespaces.iter().cloned().map(Some).collect()
-                };
-            scopes
-                .into_iter()
-                .map(|namespace| {
-                    let link = cache.link::<K>(namespace.as_deref());
-                    Informer::start(
-                        link,
-                        &cache.inner.client,
-                        namespace,
-                        Arc::new(settings.indexes.clone()),
-                        Trim {
-                            managed_fields: cache.inner.managed_fields,
-                            transform: settings.transform.clone(),
-                        },
-                        cache.inner.stop.clone(),
-                    )
-                })
-                .collect()
-        })
     }
 }
 
@@ -572,7 +874,7 @@ struct Trim<K> {
     transform: Option<Transform<K>>,
 }
 
-impl<K: CachedKind> Trim<K> {
+impl<K: WatchedKind> Trim<K> {
     fn apply(&self, object: &mut K) {
         if self.managed_fields == ManagedFields::Dropped {
             object.meta_mut().managed_fields = None;
@@ -584,7 +886,8 @@ impl<K: CachedKind> Trim<K> {
 }
 
 /// One watch of one kind in one scope, and what it feeds.
-struct Informer<K: CachedKind> {
+struct Informer<K: WatchedKind> {
+    info: Arc<KindInfo<K>>,
     namespace: Option<String>,
     store: Store<Compact<K>>,
     extractors: Arc<BTreeMap<String, Extractor<K>>>,
@@ -597,7 +900,7 @@ struct Informer<K: CachedKind> {
     synced: SyncGate,
 }
 
-struct InformerState<K: CachedKind> {
+struct InformerState<K: WatchedKind> {
     /// Index name → value → the objects found under it. A `Vec`, not a set: a value
     /// names few objects (a CronJob's Jobs), and a set of one takes four slots.
     indexes: HashMap<String, HashMap<String, Vec<StoreKey<K>>>>,
@@ -606,20 +909,29 @@ struct InformerState<K: CachedKind> {
     last_error: Option<String>,
 }
 
-impl<K: CachedKind> Informer<K> {
+impl<K: WatchedKind> Informer<K> {
+    /// Starts the watch of the kind `info` describes in `namespace` (`None`: everywhere),
+    /// as its `settings` say.
     fn start(
-        link: Arc<Link>,
-        client: &Client,
+        cache: &Cache,
+        info: Arc<KindInfo<K>>,
         namespace: Option<String>,
-        extractors: Arc<BTreeMap<String, Extractor<K>>>,
-        trim: Trim<K>,
-        stop: CancellationToken,
+        settings: &KindSettings<K>,
     ) -> Arc<Self> {
-        let (store, writer) = reflector::store();
+        let writer = Writer::new(info.dyntype.clone());
+        let store = writer.as_reader();
+        let link = cache.link::<K>(&info.name, namespace.as_deref());
+        let trim = Trim {
+            managed_fields: cache.inner.managed_fields,
+            transform: settings.transform.clone(),
+        };
+        let client = link.observe(cache.inner.client.clone());
+        let api = (info.api)(client, namespace.as_deref(), &info.dyntype);
         let informer = Arc::new(Self {
+            info,
             namespace,
             store,
-            extractors,
+            extractors: Arc::new(settings.indexes.clone()),
             state: Mutex::new(InformerState {
                 indexes: HashMap::new(),
                 subscribers: Vec::new(),
@@ -627,17 +939,21 @@ impl<K: CachedKind> Informer<K> {
             }),
             synced: SyncGate::default(),
         });
-        let client = link.observe(client.clone());
-        let api = K::Scope::api::<K>(client, informer.namespace.as_deref());
         // An expired watch (410 Gone) is the protocol asking for a relist, which the watcher
         // starts at once: not a failure to back off from. Left in, the relist would wait out
         // the back-off an outage has grown (up to 30 s) after the apiserver is back.
-        let events = watcher(api, watcher::Config::default())
+        let events = watcher(api, settings.watcher_config())
             .filter(|event| std::future::ready(!is_expired(event)))
             .default_backoff()
             .modify(move |object| trim.apply(object));
+        let stop = cache.inner.stop.clone();
         tokio::spawn(informer.clone().pump(events, writer, link, stop));
         informer
+    }
+
+    /// Whether this informer holds the objects of `namespace`.
+    fn covers(&self, namespace: &str) -> bool {
+        self.namespace.as_deref().is_none_or(|own| own == namespace)
     }
 
     /// Applies the watch's events until `stop`.
@@ -661,7 +977,7 @@ impl<K: CachedKind> Informer<K> {
                     self.apply(&mut writer, event);
                 }
                 Some(Err(error)) => {
-                    tracing::warn!(kind = %K::kind(&()), namespace = ?self.namespace, %error, "watch failed; retrying");
+                    tracing::warn!(kind = %self.info.name, namespace = ?self.namespace, %error, "watch failed; retrying");
                     // Also an error inside an answered watch (its stream ended badly).
                     link.failed(error.to_string());
                     lock(&self.state).last_error = Some(error.to_string());
@@ -675,10 +991,10 @@ impl<K: CachedKind> Informer<K> {
     fn apply(&self, writer: &mut Writer<Compact<K>>, event: Event<K>) {
         match event {
             Event::Apply(object) => {
-                let Some(compact) = encode(&object) else {
+                let Some(compact) = self.encode(&object) else {
                     return;
                 };
-                let key = object_key(&object);
+                let key = self.key_of(&object);
                 let before = self.store.get(&key);
                 let old = self.indexed_version(before.as_deref());
                 writer.apply_watcher_event(&Event::Apply(compact));
@@ -689,10 +1005,10 @@ impl<K: CachedKind> Informer<K> {
                 }
             }
             Event::Delete(object) => {
-                let Some(compact) = encode(&object) else {
+                let Some(compact) = self.encode(&object) else {
                     return;
                 };
-                let key = object_key(&object);
+                let key = self.key_of(&object);
                 let old = self.indexed_version(self.store.get(&key).as_deref());
                 writer.apply_watcher_event(&Event::Delete(compact.clone()));
                 let mut state = lock(&self.state);
@@ -700,7 +1016,7 @@ impl<K: CachedKind> Informer<K> {
                 state.dispatch(&ObjectChange::deleted(Arc::new(compact)));
             }
             Event::InitApply(object) => {
-                if let Some(compact) = encode(&object) {
+                if let Some(compact) = self.encode(&object) {
                     writer.apply_watcher_event(&Event::InitApply(compact));
                 }
             }
@@ -710,7 +1026,7 @@ impl<K: CachedKind> Informer<K> {
                     .store
                     .state()
                     .into_iter()
-                    .map(|object| (object.object_ref(), object))
+                    .map(|object| (object.object_ref_with(self.info.dyntype.clone()), object))
                     .collect();
                 writer.apply_watcher_event(&Event::InitDone);
                 let objects = self.store.state();
@@ -718,12 +1034,15 @@ impl<K: CachedKind> Informer<K> {
                 state.last_error = None;
                 state.indexes.clear();
                 if !self.extractors.is_empty() {
-                    for object in objects.iter().filter_map(|compact| decode_logged(compact)) {
-                        state.reindex(&self.extractors, &object_key(&object), None, Some(&object));
+                    for object in objects
+                        .iter()
+                        .filter_map(|compact| self.decode_logged(compact))
+                    {
+                        state.reindex(&self.extractors, &self.key_of(&object), None, Some(&object));
                     }
                 }
                 for object in objects {
-                    let old = before.remove(&object.object_ref());
+                    let old = before.remove(&object.object_ref_with(self.info.dyntype.clone()));
                     state.dispatch(&ObjectChange::updated(old, object));
                 }
                 self.synced.open();
@@ -738,7 +1057,7 @@ impl<K: CachedKind> Informer<K> {
         if self.extractors.is_empty() {
             return None;
         }
-        decode_logged(cached?)
+        self.decode_logged(cached?)
     }
 
     fn subscribe(&self) -> impl Stream<Item = ObjectChange<K>> + Send + 'static + use<K> {
@@ -762,7 +1081,7 @@ impl<K: CachedKind> Informer<K> {
             return Ok(());
         }
         Err(CacheError::NotSynced {
-            kind: K::kind(&()).into_owned(),
+            kind: self.info.name.clone(),
             last_error: lock(&self.state).last_error.clone(),
         })
     }
@@ -775,7 +1094,7 @@ impl<K: CachedKind> Informer<K> {
                 let state = lock(&self.state);
                 if !self.extractors.contains_key(index) {
                     return Err(CacheError::NoSuchIndex {
-                        kind: K::kind(&()).into_owned(),
+                        kind: self.info.name.clone(),
                         index: index.clone(),
                     });
                 }
@@ -797,7 +1116,7 @@ impl<K: CachedKind> Informer<K> {
                 .is_none_or(|namespace| compact.namespace() == Some(namespace.as_str()))
         };
         for compact in candidates.into_iter().filter(in_namespace) {
-            let object = decode(&compact)?;
+            let object = decode_kind(&compact, &self.info.name)?;
             let labelled = options
                 .labels
                 .as_ref()
@@ -808,9 +1127,34 @@ impl<K: CachedKind> Informer<K> {
         }
         Ok(selected)
     }
+
+    /// The store's key of an object, without the version and UID it does not compare.
+    fn key_of(&self, object: &K) -> StoreKey<K> {
+        let mut key = ObjectRef::new_with(&object.name_any(), self.info.dyntype.clone());
+        key.namespace = object.namespace();
+        key
+    }
+
+    /// `object` as the store holds it; `None`, after an error in the log, for an object
+    /// whose `Serialize` fails (not cached: a reader that needs it would find it missing).
+    fn encode(&self, object: &K) -> Option<Compact<K>> {
+        Compact::encode(object)
+            .inspect_err(|error| {
+                tracing::error!(kind = %self.info.name, namespace = ?object.namespace(), name = %object.name_any(), %error, "not cached: the object does not encode as JSON");
+            })
+            .ok()
+    }
+
+    /// The object `compact` holds; `None`, after an error in the log, when it does not
+    /// decode.
+    fn decode_logged(&self, compact: &Compact<K>) -> Option<K> {
+        decode_kind(compact, &self.info.name)
+            .inspect_err(|error| tracing::error!(%error, "skipped a cached object"))
+            .ok()
+    }
 }
 
-impl<K: CachedKind> InformerState<K> {
+impl<K: WatchedKind> InformerState<K> {
     /// Moves `key` from the index values of `old` to those of `new`.
     fn reindex(
         &mut self,
@@ -1028,30 +1372,6 @@ impl Link {
             _ => Ok(()),
         }
     }
-}
-
-/// The store's key of an object, without the version and UID it does not compare.
-fn object_key<K: CachedKind>(object: &K) -> StoreKey<K> {
-    let mut key = ObjectRef::new(&object.name_any());
-    key.namespace = object.namespace();
-    key
-}
-
-/// `object` as the store holds it; `None`, after an error in the log, for an object whose
-/// `Serialize` fails (not cached: a reader that needs it would find it missing).
-fn encode<K: CachedKind>(object: &K) -> Option<Compact<K>> {
-    Compact::encode(object)
-        .inspect_err(|error| {
-            tracing::error!(kind = %K::kind(&()), namespace = ?object.namespace(), name = %object.name_any(), %error, "not cached: the object does not encode as JSON");
-        })
-        .ok()
-}
-
-/// The object `compact` holds; `None`, after an error in the log, when it does not decode.
-fn decode_logged<K: CachedKind>(compact: &Compact<K>) -> Option<K> {
-    decode(compact)
-        .inspect_err(|error| tracing::error!(%error, "skipped a cached object"))
-        .ok()
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

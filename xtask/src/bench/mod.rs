@@ -24,7 +24,9 @@ pub struct Args {
 enum BenchCommand {
     /// The CronJob controller: time to reconcile every CronJob once, reconciles per
     /// second, schedule-to-Job delay (p50/p99), the manager's RSS and open watches;
-    /// `--compare <git-rev>` measures another commit's controller in the same run.
+    /// `--compare <git-rev>` measures another commit's controller in the same run;
+    /// `--selector-secrets N` measures instead a label-selected cache of Secrets among N
+    /// that do not match, against an unfiltered one.
     Controller(controller::Args),
     /// CronJob admission webhooks: requests per second and p50/p99 latency at
     /// concurrency 1 and 16.

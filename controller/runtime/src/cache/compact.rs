@@ -68,7 +68,18 @@ impl<K> Compact<K> {
     where
         Self: Resource<DynamicType = ()>,
     {
-        let mut key = ObjectRef::new(&self.name);
+        self.object_ref_with(())
+    }
+
+    /// The store's key of the object of a kind known at run time (`dyntype`).
+    pub(crate) fn object_ref_with(
+        &self,
+        dyntype: <Self as Resource>::DynamicType,
+    ) -> ObjectRef<Self>
+    where
+        Self: Resource,
+    {
+        let mut key = ObjectRef::new_with(&self.name, dyntype);
         key.namespace = self.namespace.as_deref().map(str::to_owned);
         key
     }
@@ -141,28 +152,28 @@ impl<'de, K: Resource + Serialize + DeserializeOwned> Deserialize<'de> for Compa
     }
 }
 
-impl<K: Resource<DynamicType = ()>> Resource for Compact<K> {
-    type DynamicType = ();
+impl<K: Resource> Resource for Compact<K> {
+    type DynamicType = K::DynamicType;
     type Scope = K::Scope;
 
-    fn kind((): &()) -> Cow<'_, str> {
-        K::kind(&())
+    fn kind(dyntype: &K::DynamicType) -> Cow<'_, str> {
+        K::kind(dyntype)
     }
 
-    fn group((): &()) -> Cow<'_, str> {
-        K::group(&())
+    fn group(dyntype: &K::DynamicType) -> Cow<'_, str> {
+        K::group(dyntype)
     }
 
-    fn version((): &()) -> Cow<'_, str> {
-        K::version(&())
+    fn version(dyntype: &K::DynamicType) -> Cow<'_, str> {
+        K::version(dyntype)
     }
 
-    fn api_version((): &()) -> Cow<'_, str> {
-        K::api_version(&())
+    fn api_version(dyntype: &K::DynamicType) -> Cow<'_, str> {
+        K::api_version(dyntype)
     }
 
-    fn plural((): &()) -> Cow<'_, str> {
-        K::plural(&())
+    fn plural(dyntype: &K::DynamicType) -> Cow<'_, str> {
+        K::plural(dyntype)
     }
 
     fn meta(&self) -> &ObjectMeta {
