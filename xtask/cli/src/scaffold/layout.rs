@@ -237,6 +237,7 @@ const CRATE_NAMES: &[&str] = &[
     "std",
     "thiserror",
     "tokio",
+    "tracing",
 ];
 
 #[cfg(test)]

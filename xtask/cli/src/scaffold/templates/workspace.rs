@@ -127,6 +127,9 @@ kubebuilder.workspace = true
 kubebuilder-runtime.workspace = true
 thiserror.workspace = true
 tokio.workspace = true
+# Logging: each reconcile runs in a span naming its object, which `tracing::info!` and
+# friends inside a reconciler inherit.
+tracing.workspace = true
 
 [dev-dependencies]
 kubebuilder-envtest.workspace = true
