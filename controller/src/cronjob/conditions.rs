@@ -1,5 +1,5 @@
 //! The CronJob's status conditions: `Available`, `Progressing` and `Degraded`, set with the
-//! semantics of apimachinery's `meta.SetStatusCondition`.
+//! semantics of apimachinery's `meta.SetStatusCondition` (`kubebuilder_runtime::conditions`).
 
 use jiff::Timestamp;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
@@ -13,22 +13,6 @@ pub const AVAILABLE: &str = "Available";
 pub const PROGRESSING: &str = "Progressing";
 /// The CronJob failed to reach or keep its desired state.
 pub const DEGRADED: &str = "Degraded";
-
-/// Sets the condition of type `type_`, as `meta.SetStatusCondition`: a new condition, or a
-/// change of status, gets `now` as its last transition time; otherwise the time is kept and
-/// only reason, message and observed generation are updated.
-pub fn set(
-    conditions: &mut Vec<Condition>,
-    type_: &str,
-    status: Status,
-    reason: &str,
-    message: impl Into<String>,
-    observed_generation: Option<i64>,
-    now: Timestamp,
-) {
-    let condition = conditions::new(type_, status, reason, message, observed_generation, now);
-    conditions::set(conditions, condition);
-}
 
 /// What the Jobs of a CronJob say about it (step 6 of the reconcile).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -46,16 +30,10 @@ pub fn summarise(
     observed_generation: Option<i64>,
     now: Timestamp,
 ) {
+    // As `meta.SetStatusCondition`: the transition time moves with the status only.
     let mut set = |type_, status, reason, message: String| {
-        set(
-            conditions,
-            type_,
-            status,
-            reason,
-            message,
-            observed_generation,
-            now,
-        );
+        let condition = conditions::new(type_, status, reason, message, observed_generation, now);
+        conditions::set(conditions, condition);
     };
     if summary.suspended {
         set(
@@ -120,60 +98,6 @@ mod tests {
                 )
             })
             .collect()
-    }
-
-    #[test]
-    fn transition_time_changes_only_with_the_status() {
-        let mut conditions = Vec::new();
-        let first = at("2026-11-30T10:00:00.750Z");
-        set(
-            &mut conditions,
-            DEGRADED,
-            Status::True,
-            "A",
-            "a",
-            Some(1),
-            first,
-        );
-        assert_eq!(
-            conditions[0].last_transition_time.0,
-            at("2026-11-30T10:00:00Z")
-        );
-
-        // Same status: reason, message and generation follow, the time stays.
-        set(
-            &mut conditions,
-            DEGRADED,
-            Status::True,
-            "B",
-            "b",
-            Some(2),
-            at("2026-11-30T11:00:00Z"),
-        );
-        assert_eq!(view(&conditions), [(DEGRADED, "True", "B", "b")]);
-        assert_eq!(conditions[0].observed_generation, Some(2));
-        assert_eq!(
-            conditions[0].last_transition_time.0,
-            at("2026-11-30T10:00:00Z")
-        );
-
-        // New status: new time.
-        set(
-            &mut conditions,
-            DEGRADED,
-            Status::False,
-            "C",
-            "c",
-            Some(2),
-            at("2026-11-30T12:00:00Z"),
-        );
-        assert_eq!(
-            conditions[0].last_transition_time.0,
-            at("2026-11-30T12:00:00Z")
-        );
-        assert_eq!(conditions.len(), 1);
-        assert_eq!(find(&conditions, DEGRADED).unwrap().reason, "C");
-        assert!(find(&conditions, AVAILABLE).is_none());
     }
 
     #[test]

@@ -434,8 +434,7 @@ impl StatusWriter {
     }
 
     fn set(&mut self, type_: &str, status: Status, reason: &str, message: impl Into<String>) {
-        conditions::set(
-            &mut self.status.conditions,
+        let condition = kubebuilder_runtime::conditions::new(
             type_,
             status,
             reason,
@@ -443,6 +442,7 @@ impl StatusWriter {
             self.generation,
             self.now,
         );
+        kubebuilder_runtime::conditions::set(&mut self.status.conditions, condition);
     }
 
     /// Clears `Degraded=True` when it reports `failure`, a step that has now succeeded

@@ -117,7 +117,11 @@ where
     E: Into<MutateFailure>,
 {
     let mut mutate = |object: &mut K| mutate(object).map_err(Into::into);
-    retry_write_conflicts(async || update_once(api, name, &mut mutate).await).await
+    retry_write_conflicts(async || {
+        let update = async |current, object| update(api, name, current, object).await;
+        mutate_once(api, name, &mut mutate, update).await
+    })
+    .await
 }
 
 /// As [`create_or_update`], but an existing object is patched with only what `mutate`
@@ -142,7 +146,11 @@ where
     E: Into<MutateFailure>,
 {
     let mut mutate = |object: &mut K| mutate(object).map_err(Into::into);
-    retry_write_conflicts(async || patch_once(api, name, &mut mutate).await).await
+    retry_write_conflicts(async || {
+        let patch = async |current, object| patch(api, name, current, object).await;
+        mutate_once(api, name, &mut mutate, patch).await
+    })
+    .await
 }
 
 type Mutation<'a, K> = dyn FnMut(&mut K) -> Result<(), MutateFailure> + 'a;
@@ -171,10 +179,13 @@ fn is_write_conflict(error: &kube::Error) -> bool {
     matches!(error, kube::Error::Api(status) if status.is_conflict() || status.is_already_exists())
 }
 
-async fn update_once<K>(
+/// Reads `name` and creates it (as `mutate` makes it) when missing; otherwise runs
+/// `mutate` on a copy and has `write` write what changed from the current version.
+async fn mutate_once<K>(
     api: &Api<K>,
     name: &str,
     mutate: &mut Mutation<'_, K>,
+    write: impl AsyncFnOnce(K, K) -> Result<(K, OperationResult), CreateOrUpdateError>,
 ) -> Result<(K, OperationResult), CreateOrUpdateError>
 where
     K: Resource + Clone + Default + Serialize + DeserializeOwned + Debug,
@@ -185,6 +196,19 @@ where
     };
     let mut object = current.clone();
     mutate_in_place(&mut object, mutate)?;
+    write(current, object).await
+}
+
+/// Replaces `current` with `object` unless they are equal.
+async fn update<K>(
+    api: &Api<K>,
+    name: &str,
+    current: K,
+    object: K,
+) -> Result<(K, OperationResult), CreateOrUpdateError>
+where
+    K: Resource + Clone + Serialize + DeserializeOwned + Debug,
+{
     if serde_json::to_value(&object)? == serde_json::to_value(&current)? {
         return Ok((current, OperationResult::Unchanged));
     }
@@ -192,20 +216,17 @@ where
     Ok((updated, OperationResult::Updated))
 }
 
-async fn patch_once<K>(
+/// Patches what differs between `current` and `object`: the status through its
+/// subresource.
+async fn patch<K>(
     api: &Api<K>,
     name: &str,
-    mutate: &mut Mutation<'_, K>,
+    current: K,
+    object: K,
 ) -> Result<(K, OperationResult), CreateOrUpdateError>
 where
-    K: Resource + Clone + Default + Serialize + DeserializeOwned + Debug,
-    K::DynamicType: Default,
+    K: Resource + Clone + Serialize + DeserializeOwned + Debug,
 {
-    let Some(current) = api.get_opt(name).await? else {
-        return create(api, name, mutate).await;
-    };
-    let mut object = current.clone();
-    mutate_in_place(&mut object, mutate)?;
     let mut before = serde_json::to_value(&current)?;
     let mut after = serde_json::to_value(&object)?;
     let status_before = split_status(&mut before);
