@@ -7,7 +7,9 @@ mod common;
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::{Controller, JobStatus, TestEnv, condition, first_run_after_creation};
+use common::{
+    Controller, JobStatus, TIMEOUT, TestEnv, condition, eventually, first_run_after_creation,
+};
 use controller::cronjob::jobs::SCHEDULED_AT_ANNOTATION;
 use controller::cronjob::reconciler::CronJobReconciler;
 use jiff::{SignedDuration, Timestamp};
@@ -188,18 +190,21 @@ async fn history_limits_prune_the_oldest_finished_jobs() {
     let controller = env.start_controller().await;
     env.wait_for_jobs(&["bad-new", "ok-newest", "running"])
         .await;
-    let deleted: Vec<String> = env
-        .events("SuccessfulDelete")
-        .await
-        .into_iter()
-        .filter_map(|event| event.note)
-        .collect();
-    for name in ["ok-oldest", "ok-middle", "bad-old"] {
-        assert!(
-            deleted.contains(&format!("Deleted job {name}")),
-            "no deletion Event for {name}: {deleted:?}"
-        );
-    }
+    // Each Event is recorded after its Job's deletion: it may come after the Job is gone.
+    let pruned = ["ok-oldest", "ok-middle", "bad-old"].map(|name| format!("Deleted job {name}"));
+    eventually("a deletion Event per pruned Job", TIMEOUT, || async {
+        let deleted: Vec<String> = env
+            .events("SuccessfulDelete")
+            .await
+            .into_iter()
+            .filter_map(|event| event.note)
+            .collect();
+        pruned
+            .iter()
+            .all(|note| deleted.contains(note))
+            .then_some(())
+    })
+    .await;
     controller.shutdown().await;
 }
 

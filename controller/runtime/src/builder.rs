@@ -45,7 +45,7 @@ use crate::ControllerContext;
 use crate::backoff::RateLimiter;
 use crate::cache::CachedKind;
 use crate::controller::{CachedController, DEFAULT_MAX_CONCURRENT_RECONCILES, Scope};
-use crate::manager::{Manager, NeedLeaderElection};
+use crate::manager::Manager;
 use crate::predicate::{Filters, Predicate};
 
 /// What a controller does with each object of kind `K` that changed (controller-runtime's
@@ -78,7 +78,6 @@ pub struct Builder<K: CachedKind> {
     max_concurrent_reconciles: u16,
     reconcile_timeout: Option<Duration>,
     rate_limiter: RateLimiter,
-    needs: NeedLeaderElection,
 }
 
 /// Adds one watch to a controller in one scope, given the controller's event filters.
@@ -96,7 +95,6 @@ impl<K: CachedKind> Builder<K> {
             max_concurrent_reconciles: DEFAULT_MAX_CONCURRENT_RECONCILES,
             reconcile_timeout: None,
             rate_limiter: RateLimiter::default(),
-            needs: NeedLeaderElection::Yes,
         }
     }
 
@@ -206,19 +204,9 @@ impl<K: CachedKind> Builder<K> {
         self
     }
 
-    /// Whether the controller runs only on the leader ([`NeedLeaderElection::Yes`], the
-    /// default, as every controller of controller-runtime) or on every replica from start
-    /// to shutdown ([`NeedLeaderElection::No`]: controller-runtime's `NeedLeaderElection`
-    /// option set to false), for a controller whose work each replica does for itself.
-    pub fn need_leader_election(mut self, needs: NeedLeaderElection) -> Self {
-        self.needs = needs;
-        self
-    }
-
     /// Registers the controller, reconciling with `reconciler`, and gives the manager back
     /// (controller-runtime's `Complete`). It runs in each namespace of `--namespace` (or
-    /// the whole cluster), on the leader only when leader election is on (unless
-    /// [`Builder::need_leader_election`] says otherwise).
+    /// the whole cluster), on the leader only when leader election is on.
     ///
     /// # Panics
     /// When a controller of the same name is registered already.
@@ -232,7 +220,6 @@ impl<K: CachedKind> Builder<K> {
             max_concurrent_reconciles,
             reconcile_timeout,
             rate_limiter,
-            needs,
         } = self;
         let reconciler = Arc::new(reconciler);
         let build = Arc::new(move |scope: &Scope| {
@@ -256,7 +243,7 @@ impl<K: CachedKind> Builder<K> {
                 reconciler.clone(),
             )
         };
-        manager.add_controller(&name, start, needs)
+        manager.controller(&name, start)
     }
 }
 

@@ -129,12 +129,17 @@ pub enum ManagerError {
 /// # }
 /// ```
 pub struct Manager {
+    /// What the servers, the leader election and the runnables of every replica use.
+    unfenced_client: Client,
+    /// Whether the controllers may write (open while this replica leads).
+    fence: Fence,
+    /// `unfenced_client`, fenced with `--leader-elect`: what controllers write through.
     client: Client,
     args: ManagerArgs,
     lease_name: Option<String>,
     lease_namespace: Option<String>,
     webhook_host: IpAddr,
-    controllers: Vec<(String, StartController, NeedLeaderElection)>,
+    controllers: Vec<(String, StartController)>,
     graceful_shutdown_timeout: Option<Duration>,
     runnables: Vec<(NeedLeaderElection, StartRunnable)>,
     probes: Probes,
@@ -179,8 +184,16 @@ impl Manager {
             args.namespaces.clone().into(),
             ManagedFields::kept_if(args.cache_keep_managed_fields),
         );
+        let fence = Fence::default();
+        let fenced = if args.leader_elect {
+            fence.guard(client.clone())
+        } else {
+            client.clone()
+        };
         Self {
-            client,
+            unfenced_client: client,
+            fence,
+            client: fenced,
             args,
             lease_name: None,
             lease_namespace: None,
@@ -224,27 +237,12 @@ impl Manager {
     /// Registers a controller: `start` is called with a fresh [`ControllerContext`] each
     /// time the controllers start (at start-up, or on becoming leader) and must return
     /// once [`ControllerContext::stopped`] resolves and its work is finished; usually it
-    /// calls [`ControllerContext::run`]. [`Manager::controller_for`] builds one in a
-    /// single expression.
+    /// calls [`ControllerContext::run`].
     ///
     /// # Panics
     /// When a controller of that name is already registered.
     #[must_use]
-    pub fn controller<F, Fut>(self, name: &str, start: F) -> Self
-    where
-        F: Fn(ControllerContext) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ()> + Send + 'static,
-    {
-        self.add_controller(name, start, NeedLeaderElection::Yes)
-    }
-
-    /// [`Manager::controller`], on the leader only or on every replica as `needs` says.
-    pub(crate) fn add_controller<F, Fut>(
-        mut self,
-        name: &str,
-        start: F,
-        needs: NeedLeaderElection,
-    ) -> Self
+    pub fn controller<F, Fut>(mut self, name: &str, start: F) -> Self
     where
         F: Fn(ControllerContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
@@ -253,21 +251,11 @@ impl Manager {
         assert!(
             self.controllers
                 .iter()
-                .all(|(registered, _, _)| registered != name),
+                .all(|(registered, _)| registered != name),
             "a controller named {name:?} is already registered"
         );
         let start: StartController = Arc::new(move |context| Box::pin(start(context)));
-        self.controllers.push((name.to_owned(), start, needs));
-        self
-    }
-
-    /// How long a shutdown waits for the reconciles and runnables in flight before it
-    /// gives up on them and fails with [`ManagerError::ShutdownTimedOut`]
-    /// (controller-runtime's `GracefulShutdownTimeout`): 30 s by default, as there;
-    /// `None` waits as long as they take.
-    #[must_use]
-    pub fn graceful_shutdown_timeout(mut self, timeout: Option<Duration>) -> Self {
-        self.graceful_shutdown_timeout = timeout;
+        self.controllers.push((name.to_owned(), start));
         self
     }
 
@@ -279,9 +267,20 @@ impl Manager {
     }
 
     /// A recorder of Events about objects, reported as the controller `name`
-    /// (controller-runtime's `mgr.GetEventRecorderFor(name)`).
+    /// (controller-runtime's `mgr.GetEventRecorderFor(name)`); it writes through
+    /// [`Manager::client`], on the leader only with `--leader-elect`.
     pub fn event_recorder(&self, name: &str) -> Recorder {
         Recorder::new(self.client.clone(), Reporter::from(name))
+    }
+
+    /// How long a shutdown waits for the reconciles and runnables in flight before it
+    /// gives up on them and fails with [`ManagerError::ShutdownTimedOut`]
+    /// (controller-runtime's `GracefulShutdownTimeout`): 30 s by default, as there;
+    /// `None` waits as long as they take.
+    #[must_use]
+    pub fn graceful_shutdown_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.graceful_shutdown_timeout = timeout;
+        self
     }
 
     /// Adds a runnable (controller-runtime's `mgr.Add`): `task` is called with a token
@@ -373,9 +372,21 @@ impl Manager {
         self
     }
 
-    /// The client every part of the manager talks through (rate-limited, measured).
+    /// The client reconcilers write through (controller-runtime's `mgr.GetClient()`, which
+    /// calls the apiserver: cached reads go through [`Manager::cache`]): rate-limited and
+    /// measured, and with `--leader-elect` fenced. Its writes are refused while this replica
+    /// cannot prove that it holds the lease, so that a reconciler built with it never writes
+    /// after its leadership is lost (another replica leads by then). A runnable that runs on
+    /// every replica ([`NeedLeaderElection::No`]) writes through
+    /// [`Manager::unfenced_client`].
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// The client without the leader's fence: for runnables that run on every replica and
+    /// write whether or not it leads.
+    pub fn unfenced_client(&self) -> &Client {
+        &self.unfenced_client
     }
 
     /// The manager's shared cache, to register field indexes and transforms while setting
@@ -413,32 +424,28 @@ impl Manager {
         let (always, elected): (Vec<_>, Vec<_>) = std::mem::take(&mut self.runnables)
             .into_iter()
             .partition(|(needs, _)| *needs == NeedLeaderElection::No);
-        let (unelected_controllers, elected_controllers): (Vec<_>, Vec<_>) =
-            std::mem::take(&mut self.controllers)
-                .into_iter()
-                .partition(|(_, _, needs)| *needs == NeedLeaderElection::No);
         // With leader election, the controllers write only while this replica can prove it
         // leads; servers and runnables that run on every replica keep the plain client.
-        let fence = Fence::default();
+        let fence = self.fence.clone();
         let controllers = Controllers {
-            client: if lease.is_some() {
-                fence.guard(self.client.clone())
-            } else {
-                self.client.clone()
-            },
-            entries: elected_controllers,
+            client: self.client.clone(),
+            cache: self.cache.clone(),
+            namespaces: self.args.namespaces.clone().into(),
+            entries: self.controllers,
             runnables: elected.into_iter().map(|(_, start)| start).collect(),
-            ..self.controllers_sharing(&failure)
+            probes: self.probes.clone(),
+            metrics: self.metrics.clone(),
+            failure: failure.clone(),
         };
         let elected = {
             let shutdown = shutdown.clone();
-            let client = self.client.clone();
+            let client = self.unfenced_client.clone();
             let metrics = self.metrics.clone();
             async move {
                 let Some(settings) = lease else {
                     leading_tx.send_replace(true);
                     controllers.run(shutdown.child_token()).await;
-                    return stop_all(&shutdown);
+                    return ok_if_cancelled(&shutdown);
                 };
                 let campaign = Campaign {
                     client,
@@ -446,31 +453,24 @@ impl Manager {
                     metrics,
                     fence,
                     leading: leading_tx,
-                    shutdown: shutdown.clone(),
+                    shutdown,
                 };
-                let campaigned = campaign.run(|stop| controllers.run(stop)).await;
-                stop_all(&shutdown)?;
-                campaigned.map_err(|_| ManagerError::ControllersStopped)
+                campaign
+                    .run(|stop| controllers.run(stop))
+                    .await
+                    .map_err(|_| ManagerError::ControllersStopped)
             }
         };
-        let unelected = Controllers {
-            client: self.client.clone(),
-            entries: unelected_controllers,
-            runnables: always.into_iter().map(|(_, start)| start).collect(),
-            ..self.controllers_sharing(&failure)
-        };
-        let always = {
-            let shutdown = shutdown.clone();
-            async move {
-                unelected.run(shutdown.child_token()).await;
-                stop_all(&shutdown)
-            }
-        };
+        let always = run_runnables(
+            always.into_iter().map(|(_, start)| start).collect(),
+            shutdown.child_token(),
+            failure.clone(),
+        );
         let cache = self.cache.clone();
         let work = tokio::spawn(async move {
-            let (elected, always) = futures::future::join(elected, always).await;
+            let (elected, ()) = futures::future::join(elected, always).await;
             cache.stop();
-            failure.result().and(elected).and(always)
+            failure.result().and(elected)
         });
         Ok(RunningManager {
             graceful_shutdown_timeout: self.graceful_shutdown_timeout,
@@ -511,7 +511,10 @@ impl Manager {
         servers.metrics_addr = metrics_listener.map(|listener| {
             let endpoint = MetricsEndpoint {
                 metrics: self.metrics.clone(),
-                auth: self.args.metrics_secure.then(|| self.client.clone()),
+                auth: self
+                    .args
+                    .metrics_secure
+                    .then(|| self.unfenced_client.clone()),
             };
             let handler = move |request| {
                 let endpoint = endpoint.clone();
@@ -558,7 +561,7 @@ impl Manager {
         servers.webhook_addr = Some(addr);
         if let Some((registration, ca_pem)) = loopback {
             let installed = registration
-                .install(&self.client, &self.webhooks, addr.port(), &ca_pem)
+                .install(&self.unfenced_client, &self.webhooks, addr.port(), &ca_pem)
                 .await;
             match installed {
                 Ok(installed) => servers.registered = Some(installed),
@@ -621,21 +624,6 @@ impl Manager {
     }
 
     /// The lease from the flags, else the builder's settings, else the client's namespace.
-    /// What every group of controllers shares; the caller sets the client, the
-    /// controllers and the runnables of its group.
-    fn controllers_sharing(&self, failure: &Failure) -> Controllers {
-        Controllers {
-            client: self.client.clone(),
-            cache: self.cache.clone(),
-            namespaces: self.args.namespaces.clone().into(),
-            entries: Vec::new(),
-            runnables: Vec::new(),
-            probes: self.probes.clone(),
-            metrics: self.metrics.clone(),
-            failure: failure.clone(),
-        }
-    }
-
     fn lease_settings(&self) -> Result<LeaseSettings, ManagerError> {
         let settings = LeaseSettings {
             name: self
@@ -649,7 +637,7 @@ impl Manager {
                 .leader_election_namespace
                 .clone()
                 .or_else(|| self.lease_namespace.clone())
-                .unwrap_or_else(|| self.client.default_namespace().to_owned()),
+                .unwrap_or_else(|| self.unfenced_client.default_namespace().to_owned()),
             identity: leader::identity(),
             timing: LeaseTiming {
                 lease_duration: self.args.leader_elect_lease_duration,
@@ -702,15 +690,12 @@ impl Servers {
 }
 
 /// Resolves `Ok` when the work ended because of shutdown.
-/// After one group of controllers ended: fine when shutdown asked for it; otherwise they
-/// stopped on their own, which stops the other group too (a manager with dead controllers
-/// must not look healthy).
-fn stop_all(shutdown: &CancellationToken) -> Result<(), ManagerError> {
+fn ok_if_cancelled(shutdown: &CancellationToken) -> Result<(), ManagerError> {
     if shutdown.is_cancelled() {
-        return Ok(());
+        Ok(())
+    } else {
+        Err(ManagerError::ControllersStopped)
     }
-    shutdown.cancel();
-    Err(ManagerError::ControllersStopped)
 }
 
 /// The first error of a runnable, which stops the manager.
@@ -872,7 +857,7 @@ struct Controllers {
     client: Client,
     cache: Cache,
     namespaces: Arc<[String]>,
-    entries: Vec<(String, StartController, NeedLeaderElection)>,
+    entries: Vec<(String, StartController)>,
     runnables: Vec<StartRunnable>,
     probes: Probes,
     metrics: Metrics,
@@ -888,7 +873,7 @@ impl Controllers {
         let mut running: FuturesUnordered<_> = self
             .entries
             .iter()
-            .map(|(name, start, _)| {
+            .map(|(name, start)| {
                 let context = ControllerContext {
                     name: name.clone(),
                     client: self.client.clone(),

@@ -1328,62 +1328,6 @@ impl Reconciler<ConfigMap> for Counting {
 }
 
 #[tokio::test]
-async fn a_controller_that_needs_no_lease_runs_while_another_replica_leads() {
-    let plane = shared();
-    let client = plane.client().await.unwrap();
-    let namespace = plane.create_namespace("rt-unelected").await.unwrap();
-    let lease = "runtime-unelected-lease";
-    let renewed = jiff::Timestamp::now()
-        .strftime("%Y-%m-%dT%H:%M:%S%.6fZ")
-        .to_string();
-    let held: Lease = serde_json::from_value(json!({
-        "metadata": {"name": lease},
-        "spec": {"holderIdentity": "another-replica", "renewTime": renewed, "leaseDurationSeconds": 3600},
-    }))
-    .unwrap();
-    Api::<Lease>::namespaced(client.clone(), &namespace)
-        .create(&PostParams::default(), &held)
-        .await
-        .unwrap();
-    let (everywhere, elected) = (Counting::default(), Counting::default());
-    let (everywhere_seen, elected_seen) =
-        (everywhere.reconciles.clone(), elected.reconciles.clone());
-    let args = ManagerArgs {
-        leader_elect: true,
-        leader_election_namespace: Some(namespace.clone()),
-        namespaces: vec![namespace.clone()],
-        ..test_args()
-    };
-    let running = Manager::new(client.clone(), args)
-        .leader_election_id(lease)
-        .controller_for::<ConfigMap>()
-        .named("everywhere")
-        .need_leader_election(NeedLeaderElection::No)
-        .complete(everywhere)
-        .controller_for::<ConfigMap>()
-        .named("elected")
-        .complete(elected)
-        .start()
-        .await
-        .unwrap();
-
-    create_config_map(&client, &namespace, "settings").await;
-    eventually(
-        "the unelected controller",
-        Duration::from_secs(20),
-        || async { (*everywhere_seen.lock().unwrap() > 0).then_some(()) },
-    )
-    .await;
-    assert!(!is_leading(&running), "the lease is another replica's");
-    assert_eq!(
-        *elected_seen.lock().unwrap(),
-        0,
-        "the elected controller waits for the lease"
-    );
-    running.shutdown().await.unwrap();
-}
-
-#[tokio::test]
 async fn shutdown_gives_up_on_reconciles_that_outlast_the_graceful_shutdown_timeout() {
     let plane = shared();
     let client = plane.client().await.unwrap();
