@@ -151,8 +151,8 @@ pub const RUNTIME_RULES: &[Rule] = &[Rule {
     role_name: None,
 }];
 
-/// `roles` with [`RUNTIME_RULES`] added to the manager's role, [`DEFAULT_ROLE_NAME`]: the
-/// ClusterRole, or with `namespace` the Role of that namespace (a namespaced project's
+/// `roles` (as [`roles`] makes them) with [`RUNTIME_RULES`] added to the manager's role,
+/// [`DEFAULT_ROLE_NAME`]: the ClusterRole, or with `namespace` the Role of that namespace (a namespaced project's
 /// manager is bound to a Role in its own namespace, where it records its Events). The role
 /// is made when no attribute declared a rule of it; the order stays [`roles`]'.
 pub fn with_runtime_rules(
