@@ -44,7 +44,11 @@ fn roles_granting_events(root: &Path) -> Vec<String> {
         .map(|role| {
             let metadata = &role["metadata"];
             let namespace = metadata["namespace"].as_str().unwrap_or_default();
-            format!("{} {namespace}/{}", role["kind"].as_str().unwrap(), metadata["name"].as_str().unwrap())
+            format!(
+                "{} {namespace}/{}",
+                role["kind"].as_str().unwrap(),
+                metadata["name"].as_str().unwrap()
+            )
         })
         .collect()
 }
