@@ -144,7 +144,10 @@ async fn the_controller_recovers_when_its_revoked_permissions_come_back() {
 /// CronJobs and write their status whatever happens: with nothing left, the Degraded
 /// condition could not be written at all.
 async fn grant_roles(plane: &ControlPlane, namespace: &str) -> ClusterRoleBinding {
-    let roles = kubebuilder::rbac::roles(&kubebuilder::rbac::registered(), "manager-role");
+    // With the runtime's own rules, as `manifests` adds them (the Events the reconciler
+    // records need them).
+    let declared = kubebuilder::rbac::roles(&kubebuilder::rbac::registered(), "manager-role");
+    let roles = kubebuilder::rbac::with_runtime_rules(declared, None);
     let [kubebuilder::rbac::GeneratedRole::Cluster(role)] = roles.as_slice() else {
         panic!("expected one ClusterRole, got {roles:?}");
     };

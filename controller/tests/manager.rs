@@ -188,9 +188,10 @@ async fn client_with_role(env: &TestEnv, mut role: ClusterRole) -> Client {
 #[tokio::test]
 async fn the_generated_role_is_all_the_controller_needs() {
     let env = TestEnv::new("cj-rbac").await;
-    // The role `cargo xtask manifests` writes to config/rbac/role.yaml, from the rules the
-    // reconciler's attributes registered.
-    let roles = kubebuilder::rbac::roles(&kubebuilder::rbac::registered(), "manager-role");
+    // The role `cargo xtask manifests` writes to config/rbac/role.yaml: the rules the
+    // reconciler's attributes registered, and the runtime's own (the Events it records).
+    let declared = kubebuilder::rbac::roles(&kubebuilder::rbac::registered(), "manager-role");
+    let roles = kubebuilder::rbac::with_runtime_rules(declared, None);
     let [kubebuilder::rbac::GeneratedRole::Cluster(role)] = roles.as_slice() else {
         panic!("expected one ClusterRole, got {roles:?}");
     };

@@ -65,7 +65,8 @@ impl Recorder {
     ///
     /// # Errors
     /// The apiserver's, when it refuses the Event (RBAC: `create` and `patch` on
-    /// `events.events.k8s.io`).
+    /// `events.events.k8s.io`, which [`kubebuilder::rbac::RUNTIME_RULES`] declares and
+    /// `cargo xtask manifests` grants the manager).
     pub async fn publish(
         &self,
         event: &Event,

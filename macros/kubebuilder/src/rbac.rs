@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 
+use k8s_openapi::api::events::v1::Event;
 use k8s_openapi::api::rbac::v1::{ClusterRole, PolicyRule, Role};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
@@ -57,6 +58,32 @@ pub enum GeneratedRole {
 }
 
 impl GeneratedRole {
+    /// A ClusterRole named `name`, or with `namespace` a Role there, of `rules` normalised.
+    fn new(namespace: Option<&str>, name: &str, rules: Vec<PolicyRule>) -> Self {
+        let metadata = ObjectMeta {
+            name: Some(name.to_owned()),
+            namespace: namespace.map(str::to_owned),
+            ..Default::default()
+        };
+        let rules = Some(normalize_rules(rules));
+        match namespace {
+            None => GeneratedRole::Cluster(ClusterRole {
+                metadata,
+                rules,
+                ..Default::default()
+            }),
+            Some(_) => GeneratedRole::Namespaced(Role { metadata, rules }),
+        }
+    }
+
+    /// The role's `metadata.namespace`: `None` for a ClusterRole.
+    pub fn namespace(&self) -> Option<&str> {
+        match self {
+            GeneratedRole::Cluster(_) => None,
+            GeneratedRole::Namespaced(role) => role.metadata.namespace.as_deref(),
+        }
+    }
+
     /// The role's `metadata.name`.
     pub fn name(&self) -> &str {
         let metadata = match self {
@@ -97,28 +124,67 @@ pub fn roles<'a>(
     buckets
         .into_iter()
         .map(|((namespace, name), rules)| {
-            let rules = Some(normalize_rules(rules));
-            if namespace.is_empty() {
-                GeneratedRole::Cluster(ClusterRole {
-                    metadata: ObjectMeta {
-                        name: Some(name.to_owned()),
-                        ..Default::default()
-                    },
-                    rules,
-                    ..Default::default()
-                })
-            } else {
-                GeneratedRole::Namespaced(Role {
-                    metadata: ObjectMeta {
-                        name: Some(name.to_owned()),
-                        namespace: Some(namespace.to_owned()),
-                        ..Default::default()
-                    },
-                    rules,
-                })
-            }
+            GeneratedRole::new(Some(namespace).filter(|n| !n.is_empty()), name, rules)
         })
         .collect()
+}
+
+/// What the manager of `kubebuilder-runtime` calls the apiserver for itself, whatever its
+/// reconcilers do: its event recorder (`events::Recorder`, and `Manager::event_recorder`)
+/// creates events.k8s.io/v1 Events and patches their series. `cargo xtask manifests`
+/// adds these to the manager's role ([`with_runtime_rules`]), so that a project cannot
+/// forget them, nor grant core `events` instead, as a rule translated from Go's
+/// `+kubebuilder:rbac:groups=core,resources=events` would.
+///
+/// Leader election (Leases) and the metrics endpoint's TokenReviews and
+/// SubjectAccessReviews are not here: every scaffolded project grants them in roles of
+/// their own (`config/rbac/leader_election_role.yaml`, `metrics_auth_role.yaml`), bound to
+/// the same service account.
+pub const RUNTIME_RULES: &[Rule] = &[Rule {
+    // Named by the type the recorder writes, so that the two cannot drift apart.
+    groups: &[<Event as k8s_openapi::Resource>::GROUP],
+    resources: &[<Event as k8s_openapi::Resource>::URL_PATH_SEGMENT],
+    resource_names: &[],
+    urls: &[],
+    verbs: &["create", "patch"],
+    namespace: None,
+    role_name: None,
+}];
+
+/// `roles` (as [`roles`] makes them) with [`RUNTIME_RULES`] added to the manager's role,
+/// [`DEFAULT_ROLE_NAME`]: the ClusterRole, or with `namespace` the Role of that namespace (a namespaced project's
+/// manager is bound to a Role in its own namespace, where it records its Events). The role
+/// is made when no attribute declared a rule of it; the order stays [`roles`]'.
+pub fn with_runtime_rules(
+    roles: Vec<GeneratedRole>,
+    namespace: Option<&str>,
+) -> Vec<GeneratedRole> {
+    let mut by_key: BTreeMap<(String, String), GeneratedRole> = roles
+        .into_iter()
+        .map(|role| {
+            let key = (
+                role.namespace().unwrap_or_default().to_owned(),
+                role.name().to_owned(),
+            );
+            (key, role)
+        })
+        .collect();
+    let key = (
+        namespace.unwrap_or_default().to_owned(),
+        DEFAULT_ROLE_NAME.to_owned(),
+    );
+    let declared = by_key
+        .remove(&key)
+        .map(|role| role.rules().to_vec())
+        .unwrap_or_default();
+    let rules = declared
+        .into_iter()
+        .chain(RUNTIME_RULES.iter().flat_map(explode));
+    by_key.insert(
+        key,
+        GeneratedRole::new(namespace, DEFAULT_ROLE_NAME, rules.collect()),
+    );
+    by_key.into_values().collect()
 }
 
 /// `role.yaml` as controller-gen writes it: every role as a `---` document.
@@ -515,28 +581,73 @@ mod tests {
                 ..rule(&[""], &["secrets"], &["list"])
             },
         ];
-        let generated = roles(&rules, DEFAULT_ROLE_NAME);
-        let names: Vec<_> = generated
-            .iter()
-            .map(|role| match role {
-                GeneratedRole::Cluster(r) => {
-                    format!("ClusterRole {}", r.metadata.name.as_deref().unwrap())
-                }
-                GeneratedRole::Namespaced(r) => format!(
-                    "Role {}/{}",
-                    r.metadata.namespace.as_deref().unwrap(),
-                    r.metadata.name.as_deref().unwrap()
-                ),
-            })
-            .collect();
         assert_eq!(
-            names,
+            role_names(&roles(&rules, DEFAULT_ROLE_NAME)),
             [
                 "ClusterRole custom",
                 "ClusterRole manager-role",
                 "Role alpha/reader",
                 "Role zeta/manager-role"
             ]
+        );
+    }
+
+    /// Each role as `Kind namespace/name`, in order.
+    fn role_names(generated: &[GeneratedRole]) -> Vec<String> {
+        generated
+            .iter()
+            .map(|role| match role.namespace() {
+                None => format!("ClusterRole {}", role.name()),
+                Some(namespace) => format!("Role {namespace}/{}", role.name()),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_runtime_rules_merge_into_the_managers_cluster_role_as_if_declared() {
+        let declared = [
+            rule(&["events.k8s.io"], &["events"], &["get"]),
+            rule(&["batch"], &["jobs"], &["get"]),
+            Rule {
+                namespace: Some("ns"),
+                ..rule(&[""], &["secrets"], &["get"])
+            },
+        ];
+        let all: Vec<Rule> = declared.iter().chain(RUNTIME_RULES).copied().collect();
+        let generated = with_runtime_rules(roles(&declared, DEFAULT_ROLE_NAME), None);
+        assert_eq!(generated, roles(&all, DEFAULT_ROLE_NAME));
+        assert_eq!(
+            role_names(&generated),
+            ["ClusterRole manager-role", "Role ns/manager-role"]
+        );
+        assert_eq!(
+            generated[0].rules()[1],
+            policy(&["events.k8s.io"], &["events"], &["create", "get", "patch"])
+        );
+    }
+
+    #[test]
+    fn the_runtime_rules_make_the_managers_role_where_none_is_declared() {
+        let elsewhere = Rule {
+            namespace: Some("zeta"),
+            ..rule(&[""], &["secrets"], &["get"])
+        };
+        let generated = with_runtime_rules(roles(&[elsewhere], DEFAULT_ROLE_NAME), Some("alpha"));
+        assert_eq!(
+            role_names(&generated),
+            ["Role alpha/manager-role", "Role zeta/manager-role"]
+        );
+        assert_eq!(
+            generated[0].rules(),
+            [policy(
+                &["events.k8s.io"],
+                &["events"],
+                &["create", "patch"]
+            )]
+        );
+        assert_eq!(
+            role_names(&with_runtime_rules(Vec::new(), None)),
+            ["ClusterRole manager-role"]
         );
     }
 

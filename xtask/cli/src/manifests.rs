@@ -6,7 +6,9 @@
 //! what the attributes registered (see [`kubebuilder::declarations`]). Either way:
 //!
 //! - `config/crd/bases/<group>_<plural>.yaml`, one CRD per kind;
-//! - `config/rbac/role.yaml`, ClusterRole `manager-role` (and Roles for namespaced rules);
+//! - `config/rbac/role.yaml`, ClusterRole `manager-role` (and Roles for namespaced rules),
+//!   with what the runtime's manager needs itself ([`rbac::RUNTIME_RULES`]) added to the
+//!   manager's role;
 //! - `config/rbac/<kind>_{admin,editor,viewer}_role.yaml`, roles to hand out per kind;
 //! - `config/webhook/manifests.yaml`, the webhook configurations.
 //!
@@ -16,10 +18,12 @@
 //! that would change, so CI catches manifests that are out of date.
 //!
 //! Unlike controller-gen, a project without RBAC rules or webhooks still gets `role.yaml`
-//! (an empty `manager-role`) and `manifests.yaml` (no configuration): `config/rbac` and
-//! `config/webhook` list them, and a new project must deploy before it declares any.
+//! (`manager-role` with the runtime's rules only) and `manifests.yaml` (no configuration):
+//! `config/rbac` and `config/webhook` list them, and a new project must deploy before it
+//! declares any.
 
 use std::fs;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -31,6 +35,7 @@ use kubebuilder::declarations::Declarations;
 use kubebuilder::declarations::MAX_DESC_LEN_FLAG;
 use kubebuilder::{crd, rbac, yaml};
 
+use crate::scaffold::project::{self, Project};
 use crate::source;
 
 /// The options of `cargo xtask manifests` (kubebuilder's `make manifests`).
@@ -67,7 +72,7 @@ pub fn run(args: Args) -> Result<()> {
         (None, true) => built(&root, &options)?,
         (None, false) => declarations(&root, &options)?,
     };
-    let outputs = outputs(&root, &declarations)?;
+    let outputs = outputs(&root, &declarations, manager_namespace(&root)?.as_deref())?;
     if args.check {
         check(&root, &outputs)
     } else {
@@ -183,9 +188,25 @@ fn printed(command: &mut Command, options: &crd::Options, name: &str) -> Result<
         .with_context(|| format!("{DECLARATIONS_PACKAGE} printed no declarations"))
 }
 
+/// The namespace of the manager's role in the workspace at `root`, as its PROJECT file
+/// says ([`Project::manager_namespace`]); `None`, a ClusterRole, without a PROJECT file.
+pub fn manager_namespace(root: &Path) -> Result<Option<String>> {
+    let path = root.join(project::FILE);
+    match fs::read_to_string(&path) {
+        Ok(text) => Ok(Project::parse(&text)?.manager_namespace()),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
 /// Every file `manifests` writes for `declarations` in the workspace at `root`, with its
-/// content.
-pub fn outputs(root: &Path, declarations: &Declarations) -> Result<Vec<Output>> {
+/// content; the runtime's rules go to the manager's role in `manager_namespace` (see
+/// [`manager_namespace`]), or to its ClusterRole.
+pub fn outputs(
+    root: &Path,
+    declarations: &Declarations,
+    manager_namespace: Option<&str>,
+) -> Result<Vec<Output>> {
     let crds = &declarations.crds;
     let mut outputs = Vec::new();
 
@@ -205,17 +226,7 @@ pub fn outputs(root: &Path, declarations: &Declarations) -> Result<Vec<Output>> 
         &crd_files,
     )?);
 
-    let mut roles = declarations.roles.clone();
-    if roles.is_empty() {
-        roles.push(rbac::GeneratedRole::Cluster(ClusterRole {
-            metadata: ObjectMeta {
-                name: Some(rbac::DEFAULT_ROLE_NAME.to_owned()),
-                ..Default::default()
-            },
-            rules: Some(Vec::new()),
-            ..Default::default()
-        }));
-    }
+    let roles = rbac::with_runtime_rules(declarations.roles.clone(), manager_namespace);
     outputs.push(Output {
         path: "config/rbac/role.yaml".into(),
         content: rbac::to_yaml(&roles),

@@ -27,6 +27,32 @@ fn rust_files(root: &Path) -> Vec<(PathBuf, String)> {
         .collect()
 }
 
+/// Each role of the project's `config/rbac/role.yaml` that grants the runtime's Events
+/// (events.k8s.io), as `Kind namespace/name`.
+fn roles_granting_events(root: &Path) -> Vec<String> {
+    let roles: Vec<Value> =
+        serde_saphyr::from_multiple(&read(root, "config/rbac/role.yaml")).unwrap();
+    roles
+        .iter()
+        .filter(|role| !role.is_null())
+        .filter(|role| {
+            role["rules"].as_array().unwrap().iter().any(|rule| {
+                rule["apiGroups"] == serde_json::json!(["events.k8s.io"])
+                    && rule["resources"] == serde_json::json!(["events"])
+            })
+        })
+        .map(|role| {
+            let metadata = &role["metadata"];
+            let namespace = metadata["namespace"].as_str().unwrap_or_default();
+            format!(
+                "{} {namespace}/{}",
+                role["kind"].as_str().unwrap(),
+                metadata["name"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
 fn this_year() -> i16 {
     jiff::Zoned::now().year()
 }
@@ -136,6 +162,12 @@ fn namespaced_grants_and_watches_the_managers_namespace_only() {
         assert!(manager.contains(line), "{line} missing from:\n{manager}");
     }
 
+    // The runtime's own rules are in the Role that binding binds, from the start.
+    assert_eq!(
+        roles_granting_events(&root),
+        ["Role fleet-system/manager-role"]
+    );
+
     // The reconciler's rules are scoped to that namespace, so `manifests` makes a Role.
     scaffold(&root, "create api --group ship --version v1 --kind Frigate");
     let reconciler = read(&root, "controller/src/frigate/reconciler.rs");
@@ -151,6 +183,17 @@ fn namespaced_grants_and_watches_the_managers_namespace_only() {
     );
     let reconciler = read(&root, "controller/src/armada/reconciler.rs");
     assert!(!reconciler.contains("namespace = "), "{reconciler}");
+    // Its ClusterRole leaves the runtime's rules in the Role.
+    assert_eq!(
+        roles_granting_events(&root),
+        ["Role fleet-system/manager-role"]
+    );
+}
+
+#[test]
+fn a_cluster_wide_project_grants_the_runtimes_rules_in_its_cluster_role() {
+    let (_dir, root) = init_project("");
+    assert_eq!(roles_granting_events(&root), ["ClusterRole /manager-role"]);
 }
 
 #[test]

@@ -10,7 +10,9 @@ use anyhow::{Context, Result, bail};
 use base64::Engine as _;
 use k8s_openapi::api::authentication::v1::{TokenRequest, TokenRequestSpec};
 use k8s_openapi::api::core::v1::{Namespace, ServiceAccount};
-use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, RoleRef, Subject};
+use k8s_openapi::api::rbac::v1::{
+    ClusterRole, ClusterRoleBinding, Role, RoleBinding, RoleRef, Subject,
+};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, ObjectMeta, Patch, PatchParams, PostParams};
 use kube::config::{KubeConfigOptions, Kubeconfig};
@@ -237,27 +239,86 @@ impl ControlPlane {
             .create(&PostParams::default(), role)
             .await
             .with_context(|| format!("creating ClusterRole {role_name}"))?;
+        let (role_ref, subjects) = binding_of("ClusterRole", &role_name, namespace, account);
         let binding = ClusterRoleBinding {
             metadata: ObjectMeta {
                 name: Some(format!("{role_name}-{namespace}-{account}")),
                 ..Default::default()
             },
-            role_ref: RoleRef {
-                api_group: Some("rbac.authorization.k8s.io".into()),
-                kind: "ClusterRole".into(),
-                name: role_name.clone(),
-            },
-            subjects: Some(vec![Subject {
-                kind: "ServiceAccount".into(),
-                name: account.into(),
-                namespace: Some(namespace.into()),
-                ..Default::default()
-            }]),
+            role_ref,
+            subjects,
         };
         Api::<ClusterRoleBinding>::all(client)
             .create(&PostParams::default(), &binding)
             .await
             .with_context(|| format!("binding ClusterRole {role_name} to {namespace}/{account}"))?;
+        Ok(())
+    }
+
+    /// Grants service account `namespace/account` the roles of a generated RBAC file
+    /// (`config/rbac/role.yaml`, `leader_election_role.yaml`: ClusterRoles and Roles as YAML
+    /// documents), bound as `config/rbac` binds them to the manager's account, so that a
+    /// test can run the manager with what its deployment would be allowed: each ClusterRole
+    /// cluster-wide ([`Self::grant_cluster_role`]), renamed `<namespace>-<name>` so that tests
+    /// side by side do not share one; each Role in `namespace`, whatever namespace the file
+    /// names (kustomize moves config/'s objects to the manager's). The authorizer sees the
+    /// bindings shortly after, not at once: callers wait for their effect.
+    pub async fn grant_roles_in_file(
+        &self,
+        path: &Path,
+        namespace: &str,
+        account: &str,
+    ) -> Result<()> {
+        let text =
+            fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        let documents: Vec<serde_json::Value> = serde_saphyr::from_multiple(&text)
+            .with_context(|| format!("{}: not YAML", path.display()))?;
+        for document in documents.into_iter().filter(|d| !d.is_null()) {
+            match document["kind"].as_str() {
+                Some("ClusterRole") => {
+                    let mut role: ClusterRole = serde_json::from_value(document)?;
+                    let name = role.metadata.name.take().unwrap_or_default();
+                    role.metadata.name = Some(format!("{namespace}-{name}"));
+                    self.grant_cluster_role(&role, namespace, account).await?;
+                }
+                Some("Role") => {
+                    let mut role: Role = serde_json::from_value(document)?;
+                    role.metadata.namespace = Some(namespace.to_owned());
+                    self.grant_role(&role, account).await?;
+                }
+                other => bail!("{}: {other:?} is not a role", path.display()),
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates `role` and binds it in its namespace to that namespace's service account
+    /// `account`.
+    async fn grant_role(&self, role: &Role, account: &str) -> Result<()> {
+        let client = self.client().await?;
+        let name = role.metadata.name.clone().context("Role without a name")?;
+        let namespace = role
+            .metadata
+            .namespace
+            .clone()
+            .context("Role without a namespace")?;
+        Api::<Role>::namespaced(client.clone(), &namespace)
+            .create(&PostParams::default(), role)
+            .await
+            .with_context(|| format!("creating Role {namespace}/{name}"))?;
+        let (role_ref, subjects) = binding_of("Role", &name, &namespace, account);
+        let binding = RoleBinding {
+            metadata: ObjectMeta {
+                name: Some(format!("{name}-{account}")),
+                ..Default::default()
+            },
+            role_ref,
+            subjects,
+        };
+        Api::<RoleBinding>::namespaced(client, &namespace)
+            .create(&PostParams::default(), &binding)
+            .await
+            .with_context(|| format!("binding Role {namespace}/{name} to {account}"))?;
         Ok(())
     }
 
@@ -351,6 +412,28 @@ pub(crate) async fn create_namespace(client: &kube::Client, prefix: &str) -> Res
         .metadata
         .name
         .context("apiserver returned a namespace without a name")
+}
+
+/// What a binding of `kind` `role` to service account `namespace/account` refers to: its
+/// `roleRef` and `subjects`.
+fn binding_of(
+    kind: &str,
+    role: &str,
+    namespace: &str,
+    account: &str,
+) -> (RoleRef, Option<Vec<Subject>>) {
+    let role_ref = RoleRef {
+        api_group: Some("rbac.authorization.k8s.io".into()),
+        kind: kind.into(),
+        name: role.into(),
+    };
+    let subject = Subject {
+        kind: "ServiceAccount".into(),
+        name: account.into(),
+        namespace: Some(namespace.into()),
+        ..Default::default()
+    };
+    (role_ref, Some(vec![subject]))
 }
 
 /// Polls the CRD until its `Established` condition is true.

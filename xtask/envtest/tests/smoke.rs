@@ -1,8 +1,9 @@
 //! Smoke tests: the control plane is a real kube-apiserver with RBAC, CRDs and storage.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{ConfigMap, ServiceAccount};
+use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 use kube::api::{Api, DynamicObject, ObjectMeta, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
@@ -161,4 +162,46 @@ async fn rbac_refuses_a_service_account_without_roles() {
         err.to_string().contains("User \"alice\" cannot list"),
         "{err}"
     );
+}
+
+#[tokio::test]
+async fn the_roles_of_a_generated_file_are_granted_as_config_rbac_binds_them() {
+    let plane = shared();
+    let namespace = plane.create_namespace("smoke-grant").await.unwrap();
+    // A ClusterRole and a Role of another namespace, as `config/rbac/role.yaml` has them.
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(
+        file.path(),
+        "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\n\
+         metadata:\n  name: manager-role\nrules:\n- apiGroups: [\"\"]\n  \
+         resources: [configmaps]\n  verbs: [list]\n\
+         ---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n\
+         metadata:\n  name: manager-role\n  namespace: system\nrules:\n\
+         - apiGroups: [\"\"]\n  resources: [secrets]\n  verbs: [list]\n",
+    )
+    .unwrap();
+    plane
+        .grant_roles_in_file(file.path(), &namespace, "manager")
+        .await
+        .unwrap();
+
+    let as_manager = plane
+        .client_as_service_account(&namespace, "manager")
+        .await
+        .unwrap();
+    // The ClusterRole everywhere; the Role in the account's namespace only.
+    let allowed = |api: Api<DynamicObject>| async move { api.list(&Default::default()).await };
+    let config_maps = ApiResource::erase::<ConfigMap>(&());
+    let secrets = ApiResource::erase::<Secret>(&());
+    kubebuilder_envtest::eventually("the bindings", Duration::from_secs(10), || async {
+        let in_default = Api::namespaced_with(as_manager.clone(), "default", &config_maps);
+        let own = Api::namespaced_with(as_manager.clone(), &namespace, &secrets);
+        (allowed(in_default).await.is_ok() && allowed(own).await.is_ok()).then_some(())
+    })
+    .await;
+    let elsewhere = Api::namespaced_with(as_manager.clone(), "default", &secrets);
+    match allowed(elsewhere).await {
+        Err(kube::Error::Api(status)) => assert_eq!(status.code, 403, "{status:?}"),
+        other => panic!("expected 403 Forbidden, got {other:?}"),
+    }
 }

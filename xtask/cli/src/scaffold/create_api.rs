@@ -582,12 +582,7 @@ fn foreign_values(foreign: &Foreign, project: &Project) -> Values {
         let crate_name = foreign.module.split("::").next().unwrap_or_default();
         format!("another project's kind, from the `{crate_name}` crate")
     };
-    // As for a kind of this project's (see `kind_values`).
-    let rbac_namespace = if project.namespaced && foreign.namespaced {
-        format!("\n    namespace = \"{}-system\",", project.project_name)
-    } else {
-        String::new()
-    };
+    let rbac_namespace = super::rbac_namespace(project, foreign.namespaced);
     let test_api = if foreign.namespaced {
         "Api::namespaced(client, &namespace)"
     } else {

@@ -140,7 +140,8 @@ pub fn plan(args: &Args) -> Result<Plan> {
     plan.write("Cargo.lock", OUR_LOCK.to_owned());
     // What `manifests` writes for a project that declares nothing yet, so that `manifests
     // --check` passes and config/ deploys from the start.
-    for output in manifests::outputs(&root, &Declarations::default())? {
+    let declared = Declarations::default();
+    for output in manifests::outputs(&root, &declared, project.manager_namespace().as_deref())? {
         plan.write(&output.path.to_string_lossy(), output.content);
     }
     if args.license == License::None {

@@ -152,7 +152,11 @@ fn apply(plan: Plan) -> Result<()> {
 /// manifests`, which builds the project's xtask first.
 fn regenerate_manifests(root: &Path) -> Result<()> {
     match locks_this_cli(root).and_then(|()| source::read(root, &crd::Options::default())) {
-        Ok(declarations) => manifests::write(root, &manifests::outputs(root, &declarations)?),
+        Ok(declarations) => {
+            let namespace = manifests::manager_namespace(root)?;
+            let outputs = manifests::outputs(root, &declarations, namespace.as_deref())?;
+            manifests::write(root, &outputs)
+        }
         Err(unread) => {
             eprintln!("create: running the project's `cargo xtask manifests`, since {unread}");
             project_manifests(root)
@@ -303,17 +307,24 @@ fn declare_module(
     insert_rendered(plan, parent, marker, line, values)
 }
 
+/// The `namespace` argument of the RBAC attributes of a reconciler of a kind (placeholder
+/// `rbac_namespace`): a namespaced project's reconciler is granted a namespaced kind in the
+/// manager's namespace only (a Role); a cluster-scoped kind can only be granted by a
+/// ClusterRole.
+fn rbac_namespace(project: &Project, kind_namespaced: bool) -> String {
+    match project.manager_namespace() {
+        Some(namespace) if kind_namespaced => format!("\n    namespace = \"{namespace}\","),
+        _ => String::new(),
+    }
+}
+
 /// The placeholders of the kind templates that do not depend on the webhooks, for the
 /// kind's files in `layout`.
 fn kind_values(kind: &names::Kind, project: &Project, layout: &layout::KindLayout) -> Values {
     let snake = kind.snake();
     // A namespaced project's reconciler is granted its kind in the manager's namespace
     // only (a Role); a cluster-scoped kind can only be granted by a ClusterRole.
-    let rbac_namespace = if project.namespaced && kind.namespaced {
-        format!("\n    namespace = \"{}-system\",", project.project_name)
-    } else {
-        String::new()
-    };
+    let rbac_namespace = rbac_namespace(project, kind.namespaced);
     let mut resource_args = Vec::new();
     if kind.plural != names::plural(&kind.kind) {
         resource_args.push(format!("path = \"{}\"", kind.plural));

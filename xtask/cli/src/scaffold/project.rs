@@ -149,6 +149,13 @@ impl Project {
         Ok(project)
     }
 
+    /// The namespace a namespaced project's manager is granted its rules in (its Roles'):
+    /// `<name>-system`, where config/ deploys it. `None` unless the project is namespaced.
+    pub fn manager_namespace(&self) -> Option<String> {
+        self.namespaced
+            .then(|| format!("{}-system", self.project_name))
+    }
+
     /// The file's text, keys sorted as the manifests are.
     pub fn to_yaml(&self) -> String {
         let value = serde_json::to_value(self).expect("a project always serialises");

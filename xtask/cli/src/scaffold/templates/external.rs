@@ -34,7 +34,10 @@ pub const CONTROLLER_NAME: &str = "{{kind_lower}}";
 
 /// Registers the {{kind}} controller on `manager`.
 pub fn setup_with_manager(manager: Manager) -> Manager {
-    let reconciler = {{kind}}Reconciler::new(manager.client().clone());
+    let reconciler = {{kind}}Reconciler::new(
+        manager.client().clone(),
+        manager.event_recorder(CONTROLLER_NAME),
+    );
     manager
         .controller_for::<{{kind}}>()
         .named(CONTROLLER_NAME)
@@ -56,6 +59,10 @@ use {{type_path}};
 use kube::Client;
 use kube::runtime::controller::Action;
 use kubebuilder_runtime::Reconciler;
+use kubebuilder_runtime::events::Recorder;
+
+/// The reason of the Event the reconciler records about each {{kind}} it reconciles.
+pub const RECONCILED: &str = "Reconciled";
 
 /// Reconciles {{kind}}s ({{api_version}}): makes the cluster match what they ask for.
 // The {{kind}}s it reconciles, their status, and their finalizers (needed to set
@@ -78,6 +85,9 @@ use kubebuilder_runtime::Reconciler;
 pub struct {{kind}}Reconciler {
     /// The client the reconciler reads and writes the cluster with.
     pub client: Client,
+    /// Records Events about the {{kind}}s (no attribute above: `cargo xtask manifests`
+    /// grants the runtime's Events itself).
+    pub recorder: Recorder,
 }
 
 /// Why a reconcile failed; the object is retried with per-object back-off.
@@ -89,9 +99,10 @@ pub enum Error {
 }
 
 impl {{kind}}Reconciler {
-    /// A reconciler calling the apiserver through `client`.
-    pub fn new(client: Client) -> Self {
-        Self { client }
+    /// A reconciler calling the apiserver through `client`, recording Events about the
+    /// {{kind}}s with `recorder`.
+    pub fn new(client: Client, recorder: Recorder) -> Self {
+        Self { client, recorder }
     }
 }
 
@@ -99,11 +110,14 @@ impl Reconciler<{{kind}}> for {{kind}}Reconciler {
     type Error = Error;
 
     /// Runs for each {{kind}} that changes (and for every one when the controller starts).
-    async fn reconcile(&self, _{{kind_snake}}: Arc<{{kind}}>) -> Result<Action, Error> {
+    async fn reconcile(&self, {{kind_snake}}: Arc<{{kind}}>) -> Result<Action, Error> {
         // Make the cluster match what the {{kind}} asks for here: read what exists through
         // `self.client`, then create, change or delete what differs (with an RBAC attribute
         // above for each kind it touches). The {{kind}} is not this project's: change it
         // only as its owner allows (labels, annotations, conditions of your own).
+        self.recorder
+            .normal({{kind_snake}}.as_ref(), RECONCILED, "The {{kind}} is reconciled")
+            .await;
         Ok(Action::await_change())
     }
 }
@@ -111,20 +125,28 @@ impl Reconciler<{{kind}}> for {{kind}}Reconciler {
 
 /// `controller/tests/<kind>_controller.rs`: the controller against a real control plane.
 pub const CONTROLLER_TEST_RS: &str = r#"//! The {{kind}} controller against a real control plane (`kubebuilder_envtest`, which
-//! `cargo xtask test` provides): a new {{kind}} is reconciled, as the controller's
-//! `controller_runtime_reconcile_total` metric counts. Add a test per behaviour of the
-//! reconciler.
+//! `cargo xtask test` provides), run as it is deployed: as its service account, allowed
+//! what `config/rbac/role.yaml` grants it. A new {{kind}} is reconciled, as the
+//! controller's `controller_runtime_reconcile_total` metric counts, and the reconciler's
+//! Event about it is recorded. Add a test per behaviour of the reconciler.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use {{type_path}};
-use kube::Resource as _;
-use kube::api::{Api, PostParams};
+use controller::{{kind_snake}}::reconciler::RECONCILED;
+use k8s_openapi::api::events::v1::Event;
+use kube::api::{Api, ListParams, PostParams};
+use kube::{Resource as _, ResourceExt as _};
+use kubebuilder_envtest::eventually;
 use kubebuilder_runtime::{BindAddress, Manager, ManagerArgs};
 use serde_json::json;
 
 /// How long the controller may take to reconcile.
 const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The service account `config/rbac` binds the manager's roles to.
+const SERVICE_ACCOUNT: &str = "controller-manager";
 
 #[test]
 fn the_rbac_attributes_name_where_the_type_is_served() {
@@ -142,23 +164,29 @@ async fn a_new_{{kind_snake}}_is_reconciled() {
     let namespace = plane.create_namespace("{{kind_lower}}").await.unwrap();
 
     // The controller on a manager of its own, as `src/main.rs` runs it with `--namespace`
-    // set to this test's namespace.
+    // set to this test's namespace, as the service account: a call that the generated role
+    // does not allow fails here as it would in the cluster.
     let args = ManagerArgs {
         health_probe_bind_address: BindAddress::HostPort("127.0.0.1:0".into()),
         namespaces: vec![namespace.clone()],
         ..ManagerArgs::default()
     };
-    let manager = controller::{{kind_snake}}::setup_with_manager(Manager::new(client.clone(), args));
+    let roles = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/rbac/role.yaml");
+    plane.grant_roles_in_file(&roles, &namespace, SERVICE_ACCOUNT).await.unwrap();
+    let as_manager = plane.client_as_service_account(&namespace, SERVICE_ACCOUNT).await.unwrap();
+    let manager = controller::{{kind_snake}}::setup_with_manager(Manager::new(as_manager, args));
     let metrics = manager.metrics().clone();
     let manager = manager.start().await.unwrap();
 
     // A new object, with the fields the apiserver needs to create one.
+    // Events are written where the object is (`default` for a cluster-scoped one).
+    let events: Api<Event> = Api::all(client.clone());
     let api: Api<{{kind}}> = {{test_api}};
     let object: {{kind}} = serde_json::from_value(json!({
 {{object}}
     }))
     .unwrap();
-    api.create(&PostParams::default(), &object).await.unwrap();
+    let created = api.create(&PostParams::default(), &object).await.unwrap();
 
     // Counted once the reconciler returns Ok (an error counts as `result="error"` and is
     // retried).
@@ -167,6 +195,16 @@ async fn a_new_{{kind_snake}}_is_reconciled() {
         assert!(Instant::now() < deadline, "not reconciled within {TIMEOUT:?}");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // Recorded as the service account: the role allows it.
+    eventually("the reconciler's Event", TIMEOUT, || async {
+        let recorded = events.list(&ListParams::default()).await.unwrap();
+        recorded.items.into_iter().find(|event| {
+            event.regarding.as_ref().and_then(|regarding| regarding.uid.as_deref())
+                == created.uid().as_deref()
+                && event.reason.as_deref() == Some(RECONCILED)
+        })
+    })
+    .await;
     manager.shutdown().await.unwrap();
 }
 

@@ -210,7 +210,10 @@ pub const CONTROLLER_NAME: &str = "{{unique_name}}";
 
 /// Registers the {{kind}} controller on `manager`.
 pub fn setup_with_manager(manager: Manager) -> Manager {
-    let reconciler = {{kind}}Reconciler::new(manager.client().clone());
+    let reconciler = {{kind}}Reconciler::new(
+        manager.client().clone(),
+        manager.event_recorder(CONTROLLER_NAME),
+    );
     manager
         .controller_for::<{{kind}}>()
         .named(CONTROLLER_NAME)
@@ -223,19 +226,28 @@ pub fn setup_with_manager(manager: Manager) -> Manager {
 /// `controller/tests/<kind>_controller.rs`: the controller against a real control plane, as
 /// kubebuilder scaffolds `<kind>_controller_test.go` on envtest.
 pub const CONTROLLER_TEST_RS: &str = r#"//! The {{kind}} controller against a real control plane (`kubebuilder_envtest`, which
-//! `cargo xtask test` provides): a new {{kind}} is reconciled, as its `Available` condition
-//! records. Add a test per behaviour of the reconciler.
+//! `cargo xtask test` provides), run as it is deployed: as its service account, allowed
+//! what `config/rbac/role.yaml` grants it. A new {{kind}} is reconciled, as its `Available`
+//! condition records, and the reconciler's Event about it is recorded. Add a test per
+//! behaviour of the reconciler.
 
-use std::time::{Duration, Instant};
+use std::path::Path;
+use std::time::Duration;
 
 use {{api_module}}::{{kind}};
 use controller::{{controller_module}}::reconciler::{AVAILABLE, RECONCILED};
-use kube::api::{Api, PostParams};
+use k8s_openapi::api::events::v1::Event;
+use kube::ResourceExt as _;
+use kube::api::{Api, ListParams, PostParams};
+use kubebuilder_envtest::eventually;
 use kubebuilder_runtime::{BindAddress, Manager, ManagerArgs, conditions};
 use serde_json::json;
 
 /// How long the controller may take to reconcile.
 const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The service account `config/rbac` binds the manager's roles to.
+const SERVICE_ACCOUNT: &str = "controller-manager";
 
 #[tokio::test]
 async fn a_new_{{kind_snake}}_is_reconciled() {
@@ -245,17 +257,23 @@ async fn a_new_{{kind_snake}}_is_reconciled() {
     let namespace = plane.create_namespace("{{kind_lower}}").await.unwrap();
 
     // The controller on a manager of its own, as `src/main.rs` runs it with `--namespace`
-    // set to this test's namespace.
+    // set to this test's namespace, as the service account: a call that the generated role
+    // does not allow fails here as it would in the cluster.
     let args = ManagerArgs {
         health_probe_bind_address: BindAddress::HostPort("127.0.0.1:0".into()),
         namespaces: vec![namespace.clone()],
         ..ManagerArgs::default()
     };
-    let manager = controller::{{controller_module}}::setup_with_manager(Manager::new(client.clone(), args))
+    let roles = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/rbac/role.yaml");
+    plane.grant_roles_in_file(&roles, &namespace, SERVICE_ACCOUNT).await.unwrap();
+    let as_manager = plane.client_as_service_account(&namespace, SERVICE_ACCOUNT).await.unwrap();
+    let manager = controller::{{controller_module}}::setup_with_manager(Manager::new(as_manager, args))
         .start()
         .await
         .unwrap();
 
+    // Events are written where the object is (`default` for a cluster-scoped one).
+    let events: Api<Event> = Api::all(client.clone());
     let api: Api<{{kind}}> = {{test_api}};
     let {{kind_snake}}: {{kind}} = serde_json::from_value(json!({
         "apiVersion": "{{full_group}}/{{version}}",
@@ -264,20 +282,26 @@ async fn a_new_{{kind_snake}}_is_reconciled() {
         "spec": {},
     }))
     .unwrap();
-    api.create(&PostParams::default(), &{{kind_snake}}).await.unwrap();
+    let created = api.create(&PostParams::default(), &{{kind_snake}}).await.unwrap();
 
-    let deadline = Instant::now() + TIMEOUT;
-    loop {
+    eventually("the Available condition", TIMEOUT, || async {
         let current = api.get("test-{{kind_lower}}").await.unwrap();
         let conditions = current.status.map(|status| status.conditions).unwrap_or_default();
-        if conditions::find(&conditions, AVAILABLE)
-            .is_some_and(|available| available.status == "True" && available.reason == RECONCILED)
-        {
-            break;
-        }
-        assert!(Instant::now() < deadline, "not reconciled within {TIMEOUT:?}: {conditions:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+        conditions::find(&conditions, AVAILABLE)
+            .filter(|available| available.status == "True" && available.reason == RECONCILED)
+            .cloned()
+    })
+    .await;
+    // Recorded as the service account: the role allows it.
+    eventually("the reconciler's Event", TIMEOUT, || async {
+        let recorded = events.list(&ListParams::default()).await.unwrap();
+        recorded.items.into_iter().find(|event| {
+            event.regarding.as_ref().and_then(|regarding| regarding.uid.as_deref())
+                == created.uid().as_deref()
+                && event.reason.as_deref() == Some(RECONCILED)
+        })
+    })
+    .await;
     manager.shutdown().await.unwrap();
 }
 "#;
@@ -302,11 +326,12 @@ use k8s_openapi::jiff::Timestamp;
 use kube::api::{Api, PostParams};
 use kube::runtime::controller::Action;
 use kube::{Client, ResourceExt as _};
+use kubebuilder_runtime::events::Recorder;
 use kubebuilder_runtime::{Reconciler, conditions};
 
 /// The condition type the reconciler sets on each {{kind}} it has reconciled...
 pub const AVAILABLE: &str = "Available";
-/// ...and its reason.
+/// ...and its reason, which is also that of the Event recorded then.
 pub const RECONCILED: &str = "Reconciled";
 
 /// Reconciles {{kind}}s: makes the cluster match their spec and reports in their status.
@@ -329,6 +354,7 @@ pub const RECONCILED: &str = "Reconciled";
 )]
 pub struct {{kind}}Reconciler {
     client: Client,
+    recorder: Recorder,
 }
 
 /// Why a reconcile failed; the object is retried with per-object back-off.
@@ -339,9 +365,10 @@ pub enum Error {
 }
 
 impl {{kind}}Reconciler {
-    /// A reconciler calling the apiserver through `client`.
-    pub fn new(client: Client) -> Self {
-        Self { client }
+    /// A reconciler calling the apiserver through `client`, recording Events about the
+    /// {{kind}}s with `recorder`.
+    pub fn new(client: Client, recorder: Recorder) -> Self {
+        Self { client, recorder }
     }
 }
 
@@ -373,6 +400,11 @@ impl Reconciler<{{kind}}> for {{kind}}Reconciler {
             api.replace_status(&updated.name_any(), &PostParams::default(), &updated)
                 .await
                 .map_err(Error::UpdateStatus)?;
+            // Shown by `kubectl describe`. No attribute above: `cargo xtask manifests` grants
+            // the runtime's Events itself.
+            self.recorder
+                .normal({{kind_snake}}.as_ref(), RECONCILED, "The {{kind}} is reconciled")
+                .await;
         }
         Ok(Action::await_change())
     }
