@@ -122,22 +122,19 @@ impl Scope {
 /// Whether every predicate of `filters` lets `change` through. An object whose metadata
 /// does not decode is let through: a missed reconcile is worse than an extra one.
 fn admitted<K: CachedKind>(filters: &Filters, change: &ObjectChange<K>) -> bool {
-    if filters.is_empty() {
-        return true;
-    }
+    filters.is_empty() || judged(filters, change).unwrap_or(true)
+}
+
+/// What `filters` say of `change`; `None` when a version's metadata does not decode.
+fn judged<K: CachedKind>(filters: &Filters, change: &ObjectChange<K>) -> Option<bool> {
     let metadata = |object: &Compact<K>| {
         decode_metadata(object)
             .inspect_err(|error| tracing::error!(%error, "a change not filtered"))
             .ok()
     };
-    let Some(new) = metadata(&change.new) else {
-        return true;
-    };
+    let new = metadata(&change.new)?;
     let old = match &change.old {
-        Some(old) => match metadata(old) {
-            Some(old) => Some(old),
-            None => return true,
-        },
+        Some(old) => Some(metadata(old)?),
         None => None,
     };
     let change = match (&old, change.deleted) {
@@ -145,7 +142,7 @@ fn admitted<K: CachedKind>(filters: &Filters, change: &ObjectChange<K>) -> bool 
         (Some(old), false) => Change::Update { old, new: &new },
         (None, false) => Change::Create(&new),
     };
-    filters.admit(&change)
+    Some(filters.admit(&change))
 }
 
 /// A controller of `K` on the manager's shared informers, built by

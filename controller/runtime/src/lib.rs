@@ -42,6 +42,7 @@ mod http;
 mod leader;
 mod manager;
 pub mod metrics;
+mod names;
 mod options;
 pub mod predicate;
 pub mod prelude;

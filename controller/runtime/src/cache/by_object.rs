@@ -2,6 +2,8 @@
 //! label selector, a field selector and the namespaces, each checked when it is given so
 //! that a typo is an error at the call, not a watch that fails or silently finds nothing.
 
+use crate::names::check_name_part;
+
 /// The watch of one kind, registered with [`Cache::by_object`](super::Cache::by_object)
 /// before the kind's informer starts (controller-runtime's `cache.ByObject`).
 ///
@@ -236,7 +238,7 @@ fn check_label_key(key: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err(format!("the key {key:?} has no name"));
     }
-    check_label_name(name).map_err(|reason| format!("the key {key:?}: {reason}"))
+    check_name_part(name).map_err(|reason| format!("the key {key:?}: {reason}"))
 }
 
 /// A label value: empty, or a label name.
@@ -244,27 +246,7 @@ fn check_label_value(value: &str) -> Result<(), String> {
     if value.is_empty() {
         return Ok(());
     }
-    check_label_name(value).map_err(|reason| format!("the value {value:?}: {reason}"))
-}
-
-/// At most 63 characters, alphanumeric at both ends, `-`, `_`, `.` inside.
-fn check_label_name(name: &str) -> Result<(), String> {
-    if name.len() > 63 {
-        return Err("longer than 63 characters".into());
-    }
-    let alphanumeric_ends = name.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && name.ends_with(|c: char| c.is_ascii_alphanumeric());
-    let allowed = name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-    if alphanumeric_ends && allowed {
-        Ok(())
-    } else {
-        Err(
-            "must be letters, digits, `-`, `_` or `.`, beginning and ending with a letter or digit"
-                .into(),
-        )
-    }
+    check_name_part(value).map_err(|reason| format!("the value {value:?}: {reason}"))
 }
 
 /// A DNS subdomain (RFC 1123): dot-separated labels, at most 253 characters.

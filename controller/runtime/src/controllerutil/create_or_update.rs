@@ -117,11 +117,7 @@ where
     E: Into<MutateFailure>,
 {
     let mut mutate = |object: &mut K| mutate(object).map_err(Into::into);
-    retry_write_conflicts(async || {
-        let update = async |current, object| update(api, name, current, object).await;
-        mutate_once(api, name, &mut mutate, update).await
-    })
-    .await
+    retry_write_conflicts(async || mutate_once(api, name, &mut mutate, Write::Update).await).await
 }
 
 /// As [`create_or_update`], but an existing object is patched with only what `mutate`
@@ -146,11 +142,7 @@ where
     E: Into<MutateFailure>,
 {
     let mut mutate = |object: &mut K| mutate(object).map_err(Into::into);
-    retry_write_conflicts(async || {
-        let patch = async |current, object| patch(api, name, current, object).await;
-        mutate_once(api, name, &mut mutate, patch).await
-    })
-    .await
+    retry_write_conflicts(async || mutate_once(api, name, &mut mutate, Write::Patch).await).await
 }
 
 type Mutation<'a, K> = dyn FnMut(&mut K) -> Result<(), MutateFailure> + 'a;
@@ -179,13 +171,22 @@ fn is_write_conflict(error: &kube::Error) -> bool {
     matches!(error, kube::Error::Api(status) if status.is_conflict() || status.is_already_exists())
 }
 
+/// How an existing object's changes are written.
+#[derive(Clone, Copy)]
+enum Write {
+    /// The whole object ([`create_or_update`]).
+    Update,
+    /// A patch of what changed ([`create_or_patch`]).
+    Patch,
+}
+
 /// Reads `name` and creates it (as `mutate` makes it) when missing; otherwise runs
-/// `mutate` on a copy and has `write` write what changed from the current version.
+/// `mutate` on a copy and writes what changed from the current version as `write` says.
 async fn mutate_once<K>(
     api: &Api<K>,
     name: &str,
     mutate: &mut Mutation<'_, K>,
-    write: impl AsyncFnOnce(K, K) -> Result<(K, OperationResult), CreateOrUpdateError>,
+    write: Write,
 ) -> Result<(K, OperationResult), CreateOrUpdateError>
 where
     K: Resource + Clone + Default + Serialize + DeserializeOwned + Debug,
@@ -196,7 +197,10 @@ where
     };
     let mut object = current.clone();
     mutate_in_place(&mut object, mutate)?;
-    write(current, object).await
+    match write {
+        Write::Update => update(api, name, current, object).await,
+        Write::Patch => patch(api, name, current, object).await,
+    }
 }
 
 /// Replaces `current` with `object` unless they are equal.

@@ -14,8 +14,6 @@ use serde::de::DeserializeOwned;
 
 /// The longest DNS subdomain, which a finalizer's domain prefix is.
 const MAX_PREFIX_LEN: usize = 253;
-/// The longest name part of a qualified name.
-const MAX_NAME_LEN: usize = 63;
 
 /// Whether `object` lists `finalizer` (Go's `controllerutil.ContainsFinalizer`).
 pub fn contains_finalizer(object: &impl Resource, finalizer: &str) -> bool {
@@ -90,7 +88,7 @@ pub fn validate_finalizer_name(name: &str) -> Result<(), FinalizerNameError> {
              and '.', each dot-separated label beginning and ending with a letter or digit)",
         );
     }
-    if !is_qualified_name_part(local) {
+    if crate::names::check_name_part(local).is_err() {
         return refuse(
             "the part after '/' must be 1 to 63 letters, digits, '-', '_' and '.', \
              beginning and ending with a letter or digit",
@@ -108,15 +106,6 @@ fn is_dns_subdomain(prefix: &str) -> bool {
                 .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
     };
     prefix.len() <= MAX_PREFIX_LEN && prefix.split('.').all(is_label)
-}
-
-fn is_qualified_name_part(local: &str) -> bool {
-    local.len() <= MAX_NAME_LEN
-        && local.starts_with(|c: char| c.is_ascii_alphanumeric())
-        && local.ends_with(|c: char| c.is_ascii_alphanumeric())
-        && local
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 /// Why [`finalize`] failed.
