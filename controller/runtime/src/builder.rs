@@ -44,6 +44,7 @@ use kube::runtime::reflector::ObjectRef;
 use crate::ControllerContext;
 use crate::backoff::RateLimiter;
 use crate::cache::CachedKind;
+use crate::context::Context;
 use crate::controller::{CachedController, DEFAULT_MAX_CONCURRENT_RECONCILES, Scope};
 use crate::manager::Manager;
 use crate::predicate::{Filters, Predicate};
@@ -62,8 +63,11 @@ pub trait Reconciler<K>: Send + Sync + 'static {
 
     /// Reconciles `object`: `Action::await_change()` when done, `Action::requeue(after)`
     /// to look again after a while whether or not anything changes.
-    fn reconcile(&self, object: Arc<K>)
-    -> impl Future<Output = Result<Action, Self::Error>> + Send;
+    fn reconcile(
+        &self,
+        object: Arc<K>,
+        context: &Context,
+    ) -> impl Future<Output = Result<Action, Self::Error>> + Send;
 }
 
 /// Builds a controller of kind `K` on a [`Manager`]; from [`Manager::controller_for`].
@@ -237,11 +241,16 @@ impl<K: CachedKind> Builder<K> {
                 context = context.reconcile_timeout(timeout);
             }
             let build = build.clone();
-            context.run(
-                move |scope| build(scope),
-                reconcile::<K, R>,
-                reconciler.clone(),
-            )
+            // The reconciler's view for this start: the client given to this controller.
+            let bound = Arc::new(Bound {
+                context: Context::new(
+                    context.name(),
+                    context.client().clone(),
+                    context.cache().clone(),
+                ),
+                reconciler: reconciler.clone(),
+            });
+            context.run(move |scope| build(scope), reconcile::<K, R>, bound)
         };
         manager.controller(&name, start)
     }
@@ -251,12 +260,19 @@ impl<K: CachedKind> Builder<K> {
 /// calls it.
 async fn reconcile<K: CachedKind, R: Reconciler<K>>(
     object: Arc<K>,
-    reconciler: Arc<R>,
+    bound: Arc<Bound<R>>,
 ) -> Result<Action, ReconcilerError> {
-    reconciler
-        .reconcile(object)
+    bound
+        .reconciler
+        .reconcile(object, &bound.context)
         .await
         .map_err(|error| ReconcilerError(error.into()))
+}
+
+/// A reconciler and the context it reconciles in, for one start of its controller.
+struct Bound<R> {
+    reconciler: Arc<R>,
+    context: Context,
 }
 
 /// A [`Reconciler`]'s error, whatever its type, as the controller reports and retries it.

@@ -12,4 +12,4 @@ pub use crate::conditions::{self, Status};
 pub use crate::controllerutil::{self, FinalizeError, Finalizing};
 pub use crate::events::Recorder;
 pub use crate::predicate::{self, Predicate};
-pub use crate::{Manager, Reconciler};
+pub use crate::{Context, Manager, Reconciler};

@@ -1135,7 +1135,11 @@ struct Generations(Arc<Mutex<Vec<i64>>>);
 impl Reconciler<Widget> for Generations {
     type Error = ReconcileError;
 
-    async fn reconcile(&self, widget: Arc<Widget>) -> Result<Action, ReconcileError> {
+    async fn reconcile(
+        &self,
+        widget: Arc<Widget>,
+        _: &kubebuilder_runtime::Context,
+    ) -> Result<Action, ReconcileError> {
         let generation = widget.metadata.generation.unwrap_or_default();
         self.0.lock().unwrap().push(generation);
         Ok(Action::await_change())
@@ -1318,7 +1322,11 @@ struct Counting {
 impl Reconciler<ConfigMap> for Counting {
     type Error = ReconcileError;
 
-    async fn reconcile(&self, _: Arc<ConfigMap>) -> Result<Action, ReconcileError> {
+    async fn reconcile(
+        &self,
+        _: Arc<ConfigMap>,
+        _: &kubebuilder_runtime::Context,
+    ) -> Result<Action, ReconcileError> {
         *self.reconciles.lock().unwrap() += 1;
         if self.stuck {
             std::future::pending::<()>().await;
