@@ -15,7 +15,7 @@ use controller::cronjob::reconciler::CronJobReconciler;
 use jiff::{SignedDuration, Timestamp};
 use kube::ResourceExt as _;
 use kube::api::{Patch, PatchParams};
-use kubebuilder_runtime::{Reconciler as _, is_conflict};
+use kubebuilder_runtime::{Context, Reconciler as _, is_conflict};
 use serde_json::json;
 
 fn seconds(seconds: i64) -> SignedDuration {
@@ -514,16 +514,13 @@ async fn a_status_write_from_a_stale_cronjob_is_refused_as_a_conflict() {
         .unwrap();
     // The reconciler alone, on the cache (with the Job index) of a manager never started.
     let manager = env.manager(env.client.clone(), env.manager_args());
-    let reconciler = CronJobReconciler::new(
-        env.client.clone(),
-        manager.cache().clone(),
-        Arc::new(env.clock.clone()),
-    );
+    let reconciler = CronJobReconciler::new(Arc::new(env.clock.clone()));
+    let ctx = Context::new("cronjob", env.client.clone(), manager.cache().clone());
 
     // The write from the old version is refused as a conflict, which the manager's
     // controller retries from the newer version rather than reporting an error.
     let error = reconciler
-        .reconcile(Arc::new(stale))
+        .reconcile(Arc::new(stale), &ctx)
         .await
         .expect_err("the status write from an old version is refused");
     assert!(is_conflict(&error), "{error}");
@@ -532,7 +529,7 @@ async fn a_status_write_from_a_stale_cronjob_is_refused_as_a_conflict() {
 
     // From the latest version the same reconcile writes its conditions.
     reconciler
-        .reconcile(Arc::new(newer))
+        .reconcile(Arc::new(newer), &ctx)
         .await
         .expect("the reconcile succeeds from fresh data");
     let reconciled = env.cronjobs().get("stale").await.unwrap();

@@ -3,33 +3,28 @@
 //! [`Reconciler`] that does the work.
 //!
 //! ```no_run
-//! # use std::sync::Arc;
 //! # use k8s_openapi::api::apps::v1::Deployment;
 //! # use k8s_openapi::api::core::v1::ConfigMap as Memcached;
-//! # use kube::runtime::controller::Action;
 //! use kubebuilder_runtime::predicate::GenerationChanged;
-//! use kubebuilder_runtime::{Manager, Reconciler};
+//! use kubebuilder_runtime::prelude::*;
 //!
-//! struct MemcachedReconciler {
-//!     client: kube::Client,
-//! }
+//! struct MemcachedReconciler;
 //!
 //! impl Reconciler<Memcached> for MemcachedReconciler {
 //!     type Error = kube::Error;
 //!
-//!     async fn reconcile(&self, memcached: Arc<Memcached>) -> Result<Action, kube::Error> {
-//!         // Read the world, make it as `memcached` says, report in its status.
+//!     async fn reconcile(&self, memcached: Arc<Memcached>, ctx: &Context) -> Result<Action, kube::Error> {
+//!         // Read the world through `ctx`, make it as `memcached` says, report in its status.
 //!         Ok(Action::await_change())
 //!     }
 //! }
 //!
 //! fn setup_with_manager(manager: Manager) -> Manager {
-//!     let reconciler = MemcachedReconciler { client: manager.client().clone() };
 //!     manager
 //!         .controller_for::<Memcached>()
 //!         .owns::<Deployment>()
 //!         .with_event_filter(GenerationChanged)
-//!         .complete(reconciler)
+//!         .complete(MemcachedReconciler)
 //! }
 //! ```
 
@@ -44,8 +39,9 @@ use kube::runtime::reflector::ObjectRef;
 use crate::ControllerContext;
 use crate::backoff::RateLimiter;
 use crate::cache::CachedKind;
+use crate::context::Context;
 use crate::controller::{CachedController, DEFAULT_MAX_CONCURRENT_RECONCILES, Scope};
-use crate::manager::Manager;
+use crate::manager::{Manager, NeedLeaderElection};
 use crate::predicate::{Filters, Predicate};
 
 /// What a controller does with each object of kind `K` that changed (controller-runtime's
@@ -61,9 +57,13 @@ pub trait Reconciler<K>: Send + Sync + 'static {
     type Error: Into<Box<dyn StdError + Send + Sync>> + Send + 'static;
 
     /// Reconciles `object`: `Action::await_change()` when done, `Action::requeue(after)`
-    /// to look again after a while whether or not anything changes.
-    fn reconcile(&self, object: Arc<K>)
-    -> impl Future<Output = Result<Action, Self::Error>> + Send;
+    /// to look again after a while whether or not anything changes. `context` holds the
+    /// controller's client, cache, Event recorder and applier.
+    fn reconcile(
+        &self,
+        object: Arc<K>,
+        context: &Context,
+    ) -> impl Future<Output = Result<Action, Self::Error>> + Send;
 }
 
 /// Builds a controller of kind `K` on a [`Manager`]; from [`Manager::controller_for`].
@@ -78,6 +78,7 @@ pub struct Builder<K: CachedKind> {
     max_concurrent_reconciles: u16,
     reconcile_timeout: Option<Duration>,
     rate_limiter: RateLimiter,
+    needs: NeedLeaderElection,
 }
 
 /// Adds one watch to a controller in one scope, given the controller's event filters.
@@ -95,6 +96,7 @@ impl<K: CachedKind> Builder<K> {
             max_concurrent_reconciles: DEFAULT_MAX_CONCURRENT_RECONCILES,
             reconcile_timeout: None,
             rate_limiter: RateLimiter::default(),
+            needs: NeedLeaderElection::Yes,
         }
     }
 
@@ -204,9 +206,19 @@ impl<K: CachedKind> Builder<K> {
         self
     }
 
+    /// Whether the controller runs on the leader only (the default, as controller-runtime's)
+    /// or, with [`NeedLeaderElection::No`], on every replica, writing whether or not it
+    /// leads (controller-runtime's `NeedLeaderElection` option): for a controller whose
+    /// work is per replica or safe to do twice.
+    pub fn need_leader_election(mut self, needs: NeedLeaderElection) -> Self {
+        self.needs = needs;
+        self
+    }
+
     /// Registers the controller, reconciling with `reconciler`, and gives the manager back
     /// (controller-runtime's `Complete`). It runs in each namespace of `--namespace` (or
-    /// the whole cluster), on the leader only when leader election is on.
+    /// the whole cluster), on the leader only when leader election is on (unless
+    /// [`Builder::need_leader_election`] says otherwise).
     ///
     /// # Panics
     /// When a controller of the same name is registered already.
@@ -220,6 +232,7 @@ impl<K: CachedKind> Builder<K> {
             max_concurrent_reconciles,
             reconcile_timeout,
             rate_limiter,
+            needs,
         } = self;
         let reconciler = Arc::new(reconciler);
         let build = Arc::new(move |scope: &Scope| {
@@ -237,13 +250,18 @@ impl<K: CachedKind> Builder<K> {
                 context = context.reconcile_timeout(timeout);
             }
             let build = build.clone();
-            context.run(
-                move |scope| build(scope),
-                reconcile::<K, R>,
-                reconciler.clone(),
-            )
+            // The reconciler's view for this start: the client given to this controller.
+            let bound = Arc::new(Bound {
+                context: Context::new(
+                    context.name(),
+                    context.client().clone(),
+                    context.cache().clone(),
+                ),
+                reconciler: reconciler.clone(),
+            });
+            context.run(move |scope| build(scope), reconcile::<K, R>, bound)
         };
-        manager.controller(&name, start)
+        manager.controller_needing(&name, needs, start)
     }
 }
 
@@ -251,12 +269,19 @@ impl<K: CachedKind> Builder<K> {
 /// calls it.
 async fn reconcile<K: CachedKind, R: Reconciler<K>>(
     object: Arc<K>,
-    reconciler: Arc<R>,
+    bound: Arc<Bound<R>>,
 ) -> Result<Action, ReconcilerError> {
-    reconciler
-        .reconcile(object)
+    bound
+        .reconciler
+        .reconcile(object, &bound.context)
         .await
         .map_err(|error| ReconcilerError(error.into()))
+}
+
+/// A reconciler and the context it reconciles in, for one start of its controller.
+struct Bound<R> {
+    reconciler: Arc<R>,
+    context: Context,
 }
 
 /// A [`Reconciler`]'s error, whatever its type, as the controller reports and retries it.

@@ -8,17 +8,27 @@
 //! use kubebuilder_runtime::conditions::{self, Status};
 //!
 //! let mut conditions = Vec::new();
-//! let now = Timestamp::now();
-//! let ready = conditions::new("Ready", Status::True, "Reconciled", "all replicas up", Some(3), now);
+//! let ready = conditions::new("Ready", Status::True, "Reconciled", "all replicas up");
 //! assert!(conditions::set(&mut conditions, ready));
 //! assert!(conditions::is_true(&conditions, "Ready"));
 //! assert!(conditions::remove(&mut conditions, "Ready"));
+//!
+//! // A reconciler's clock, and the generation the condition speaks for:
+//! let at = "2026-11-30T10:00:00Z".parse::<Timestamp>()?;
+//! let ready = conditions::new_at("Ready", Status::True, "Reconciled", "up", at);
+//! let job: k8s_openapi::api::batch::v1::Job = serde_json::from_value(
+//!     serde_json::json!({"metadata": {"name": "pi", "generation": 3}}),
+//! )?;
+//! assert!(conditions::set_for(&job, &mut conditions, ready));
+//! assert_eq!(conditions[0].observed_generation, Some(3));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 use std::fmt;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
 use k8s_openapi::jiff::Timestamp;
+use kube::Resource;
 
 /// A condition's status: `metav1.ConditionStatus`, whose only values are these three.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -54,16 +64,21 @@ impl From<bool> for Status {
     }
 }
 
-/// A condition to pass to [`set`], with `now` as its transition time (which `set` keeps
-/// only when the type is new or the status changes). The time is cut to whole seconds:
-/// the API stores condition times in seconds, so a condition compared with what the
-/// apiserver returned would otherwise differ in its nanoseconds alone.
-pub fn new(
+/// A condition to pass to [`set`] (or [`set_for`]), with the present as its transition
+/// time (which `set` keeps only when the type is new or the status changes): Go's
+/// `metav1.Condition{...}` literal, whose time `meta.SetStatusCondition` fills in.
+pub fn new(type_: &str, status: Status, reason: &str, message: impl Into<String>) -> Condition {
+    new_at(type_, status, reason, message, Timestamp::now())
+}
+
+/// [`new`] at the time `now` (a reconciler's [`Clock`](crate::Clock)). The time is cut to
+/// whole seconds: the API stores condition times in seconds, so a condition compared with
+/// what the apiserver returned would otherwise differ in its nanoseconds alone.
+pub fn new_at(
     type_: &str,
     status: Status,
     reason: &str,
     message: impl Into<String>,
-    observed_generation: Option<i64>,
     now: Timestamp,
 ) -> Condition {
     let whole_seconds = Timestamp::from_second(now.as_second())
@@ -73,9 +88,26 @@ pub fn new(
         status: status.as_str().to_owned(),
         reason: reason.to_owned(),
         message: message.into(),
-        observed_generation,
+        observed_generation: None,
         last_transition_time: Time(whole_seconds),
     }
+}
+
+/// [`set`] with the condition's `observedGeneration` taken from `object`: the condition
+/// says what the controller saw of that generation of its spec.
+pub fn set_for(
+    object: &impl Resource,
+    conditions: &mut Vec<Condition>,
+    condition: Condition,
+) -> bool {
+    let observed_generation = object.meta().generation;
+    set(
+        conditions,
+        Condition {
+            observed_generation,
+            ..condition
+        },
+    )
 }
 
 /// Sets `condition` in `conditions`, replacing the one of the same type. Its
@@ -194,19 +226,18 @@ mod tests {
     fn new_takes_whole_seconds_and_set_keeps_the_first_time_while_the_status_holds() {
         let at = |text: &str| text.parse::<Timestamp>().unwrap();
         let mut conditions = Vec::new();
-        let first = new(
+        let first = new_at(
             "Available",
             Status::True,
             "Reconciled",
             "up",
-            Some(1),
             at("2026-11-30T10:00:00.750Z"),
         );
         assert_eq!(first.last_transition_time.0, at("2026-11-30T10:00:00Z"));
         assert_eq!(first.status, "True");
         assert!(set(&mut conditions, first));
         let later = at("2026-11-30T11:00:00Z");
-        let same_status = new("Available", Status::True, "Scaled", "up", Some(2), later);
+        let same_status = new_at("Available", Status::True, "Scaled", "up", later);
         assert!(set(&mut conditions, same_status));
         assert_eq!(
             conditions[0].last_transition_time.0,

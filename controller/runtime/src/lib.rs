@@ -34,6 +34,7 @@ pub mod certs;
 pub mod client;
 pub mod clock;
 pub mod conditions;
+mod context;
 mod controller;
 pub mod controllerutil;
 pub mod events;
@@ -52,6 +53,7 @@ pub mod webhook;
 pub use backoff::RateLimiter;
 pub use builder::{Builder, Reconciler};
 pub use clock::{Clock, SystemClock, TestClock};
+pub use context::Context;
 pub use controller::{
     CachedController, ControllerContext, DEFAULT_MAX_CONCURRENT_RECONCILES, Scope, is_conflict,
 };

@@ -47,8 +47,9 @@ pub type RunnableError = Box<dyn std::error::Error + Send + Sync>;
 type StartRunnable =
     Arc<dyn Fn(CancellationToken) -> BoxFuture<'static, Result<(), RunnableError>> + Send + Sync>;
 
-/// Whether a runnable added with [`Manager::add`] runs only on the leader
-/// (controller-runtime's `LeaderElectionRunnable`).
+/// Whether a runnable added with [`Manager::add`], or a controller
+/// ([`Builder::need_leader_election`]), runs only on the leader (controller-runtime's
+/// `LeaderElectionRunnable` and `controller.Options.NeedLeaderElection`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NeedLeaderElection {
     /// Only while this replica leads (always, without `--leader-elect`), started again
@@ -139,7 +140,7 @@ pub struct Manager {
     lease_name: Option<String>,
     lease_namespace: Option<String>,
     webhook_host: IpAddr,
-    controllers: Vec<(String, StartController)>,
+    controllers: Vec<(String, NeedLeaderElection, StartController)>,
     graceful_shutdown_timeout: Option<Duration>,
     runnables: Vec<(NeedLeaderElection, StartRunnable)>,
     probes: Probes,
@@ -242,7 +243,22 @@ impl Manager {
     /// # Panics
     /// When a controller of that name is already registered.
     #[must_use]
-    pub fn controller<F, Fut>(mut self, name: &str, start: F) -> Self
+    pub fn controller<F, Fut>(self, name: &str, start: F) -> Self
+    where
+        F: Fn(ControllerContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ()> + Send + 'static,
+    {
+        self.controller_needing(name, NeedLeaderElection::Yes, start)
+    }
+
+    /// [`Manager::controller`], on the leader only or on every replica as `needs` says;
+    /// one that runs on every replica writes through [`Manager::unfenced_client`].
+    pub(crate) fn controller_needing<F, Fut>(
+        mut self,
+        name: &str,
+        needs: NeedLeaderElection,
+        start: F,
+    ) -> Self
     where
         F: Fn(ControllerContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ()> + Send + 'static,
@@ -251,11 +267,11 @@ impl Manager {
         assert!(
             self.controllers
                 .iter()
-                .all(|(registered, _)| registered != name),
+                .all(|(registered, _, _)| registered != name),
             "a controller named {name:?} is already registered"
         );
         let start: StartController = Arc::new(move |context| Box::pin(start(context)));
-        self.controllers.push((name.to_owned(), start));
+        self.controllers.push((name.to_owned(), needs, start));
         self
     }
 
@@ -424,24 +440,22 @@ impl Manager {
         let (always, elected): (Vec<_>, Vec<_>) = std::mem::take(&mut self.runnables)
             .into_iter()
             .partition(|(needs, _)| *needs == NeedLeaderElection::No);
+        let (unelected, controllers): (Vec<_>, Vec<_>) = std::mem::take(&mut self.controllers)
+            .into_iter()
+            .partition(|(_, needs, _)| *needs == NeedLeaderElection::No);
         // With leader election, the controllers write only while this replica can prove it
-        // leads; servers and runnables that run on every replica keep the plain client.
+        // leads; servers, runnables and controllers that run on every replica keep the
+        // plain client.
         let fence = self.fence.clone();
-        let controllers = Controllers {
-            client: self.client.clone(),
-            cache: self.cache.clone(),
-            namespaces: self.args.namespaces.clone().into(),
-            entries: self.controllers,
-            runnables: elected.into_iter().map(|(_, start)| start).collect(),
-            probes: self.probes.clone(),
-            metrics: self.metrics.clone(),
-            failure: failure.clone(),
-        };
+        let controllers = self
+            .controllers_of(controllers, self.client.clone(), &failure)
+            .with_runnables(elected.into_iter().map(|(_, start)| start).collect());
+        let unelected = self.controllers_of(unelected, self.unfenced_client.clone(), &failure);
         let elected = {
             let shutdown = shutdown.clone();
             let client = self.unfenced_client.clone();
             let metrics = self.metrics.clone();
-            async move {
+            stop_all_when_stopped(shutdown.clone(), async move {
                 let Some(settings) = lease else {
                     leading_tx.send_replace(true);
                     controllers.run(shutdown.child_token()).await;
@@ -459,18 +473,25 @@ impl Manager {
                     .run(|stop| controllers.run(stop))
                     .await
                     .map_err(|_| ManagerError::ControllersStopped)
-            }
+            })
         };
         let always = run_runnables(
             always.into_iter().map(|(_, start)| start).collect(),
             shutdown.child_token(),
             failure.clone(),
         );
+        let unelected = {
+            let shutdown = shutdown.clone();
+            stop_all_when_stopped(shutdown.clone(), async move {
+                unelected.run(shutdown.child_token()).await;
+                ok_if_cancelled(&shutdown)
+            })
+        };
         let cache = self.cache.clone();
         let work = tokio::spawn(async move {
-            let (elected, ()) = futures::future::join(elected, always).await;
+            let (elected, (), unelected) = futures::future::join3(elected, always, unelected).await;
             cache.stop();
-            failure.result().and(elected)
+            failure.result().and(elected).and(unelected)
         });
         Ok(RunningManager {
             graceful_shutdown_timeout: self.graceful_shutdown_timeout,
@@ -484,6 +505,28 @@ impl Manager {
             servers: servers.tasks,
             registered: servers.registered,
         })
+    }
+
+    /// The controllers `entries`, writing through `client`.
+    fn controllers_of(
+        &self,
+        entries: Vec<(String, NeedLeaderElection, StartController)>,
+        client: Client,
+        failure: &Failure,
+    ) -> Controllers {
+        Controllers {
+            client,
+            cache: self.cache.clone(),
+            namespaces: self.args.namespaces.clone().into(),
+            entries: entries
+                .into_iter()
+                .map(|(name, _, start)| (name, start))
+                .collect(),
+            runnables: Vec::new(),
+            probes: self.probes.clone(),
+            metrics: self.metrics.clone(),
+            failure: failure.clone(),
+        }
     }
 
     /// Binds and starts the probe, metrics and webhook servers, and registers loopback
@@ -690,6 +733,19 @@ impl Servers {
 }
 
 /// Resolves `Ok` when the work ended because of shutdown.
+/// Runs a set of controllers; when they stop on their own (an error), stops the rest of
+/// the manager too: a manager with dead controllers must not look healthy.
+async fn stop_all_when_stopped(
+    shutdown: CancellationToken,
+    controllers: impl Future<Output = Result<(), ManagerError>>,
+) -> Result<(), ManagerError> {
+    let result = controllers.await;
+    if result.is_err() {
+        shutdown.cancel();
+    }
+    result
+}
+
 fn ok_if_cancelled(shutdown: &CancellationToken) -> Result<(), ManagerError> {
     if shutdown.is_cancelled() {
         Ok(())
@@ -865,6 +921,12 @@ struct Controllers {
 }
 
 impl Controllers {
+    /// These controllers with the leader-only runnables, started and stopped with them.
+    fn with_runnables(mut self, runnables: Vec<StartRunnable>) -> Self {
+        self.runnables = runnables;
+        self
+    }
+
     /// Starts every controller and leader-only runnable, and returns when all have
     /// stopped: after `stop`, or after a controller stops on its own (which stops the
     /// others: a manager with a dead controller must not look healthy).

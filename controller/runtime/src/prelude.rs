@@ -12,4 +12,11 @@ pub use crate::conditions::{self, Status};
 pub use crate::controllerutil::{self, FinalizeError, Finalizing};
 pub use crate::events::Recorder;
 pub use crate::predicate::{self, Predicate};
-pub use crate::{Manager, Reconciler};
+pub use crate::{Context, Manager, Reconciler};
+
+/// Any error, boxed: a [`Reconciler::Error`] for a reconciler that passes on what it calls
+/// with `?` (as a Go reconciler returns any `error`).
+pub type Error = Box<dyn std::error::Error + Send + Sync>;
+
+/// A result whose error is [`Error`] unless named: `Result<Action>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

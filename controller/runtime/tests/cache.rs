@@ -19,7 +19,7 @@ use kube::core::{GroupVersionKind, PartialObjectMeta};
 use kube::runtime::controller::Action;
 use kubebuilder_envtest::shared;
 use kubebuilder_runtime::cache::{ByObject, ByObjectError, CacheError, ListOptions};
-use kubebuilder_runtime::{Manager, ManagerArgs, Reconciler};
+use kubebuilder_runtime::{Context, Manager, ManagerArgs, Reconciler};
 use serde_json::json;
 
 /// The index of ConfigMaps by their `owner` label (as controllers index children by owner).
@@ -239,7 +239,7 @@ struct Reconciled(Arc<Mutex<Vec<String>>>);
 impl Reconciler<ConfigMap> for Reconciled {
     type Error = std::convert::Infallible;
 
-    async fn reconcile(&self, object: Arc<ConfigMap>) -> Result<Action, Self::Error> {
+    async fn reconcile(&self, object: Arc<ConfigMap>, _: &Context) -> Result<Action, Self::Error> {
         self.0.lock().unwrap().push(object.name_any());
         Ok(Action::await_change())
     }
@@ -248,7 +248,7 @@ impl Reconciler<ConfigMap> for Reconciled {
 impl Reconciler<Widget> for Reconciled {
     type Error = std::convert::Infallible;
 
-    async fn reconcile(&self, object: Arc<Widget>) -> Result<Action, Self::Error> {
+    async fn reconcile(&self, object: Arc<Widget>, _: &Context) -> Result<Action, Self::Error> {
         self.0.lock().unwrap().push(object.name_any());
         Ok(Action::await_change())
     }

@@ -26,8 +26,8 @@ use kubebuilder_runtime::client::HttpClient;
 use kubebuilder_runtime::conditions;
 use kubebuilder_runtime::predicate::GenerationChanged;
 use kubebuilder_runtime::{
-    BindAddress, ControllerContext, Manager, ManagerArgs, ManagerError, NeedLeaderElection,
-    Reconciler, RunningManager, healthz,
+    BindAddress, Context, ControllerContext, Manager, ManagerArgs, ManagerError,
+    NeedLeaderElection, Reconciler, RunningManager, healthz,
 };
 use memcached::{Memcached, MemcachedSpec};
 use serde_json::json;
@@ -804,7 +804,7 @@ fn metric_value(scrape: &str, series: &str) -> f64 {
 }
 
 #[tokio::test]
-async fn runnables_run_on_every_replica_or_only_on_the_leader() {
+async fn runnables_and_controllers_run_on_every_replica_or_only_on_the_leader() {
     let plane = shared();
     let client = plane.client().await.unwrap();
     let namespace = plane.create_namespace("rt-runnables").await.unwrap();
@@ -843,7 +843,12 @@ async fn runnables_run_on_every_replica_or_only_on_the_leader() {
             },
             NeedLeaderElection::Yes,
         )
+        .controller_for::<ConfigMap>()
+        .need_leader_election(NeedLeaderElection::No)
+        .complete(MarksSeen(name))
     };
+    create_config_map(&client, &namespace, "watched").await;
+    let maps: Api<ConfigMap> = Api::namespaced(client.clone(), &namespace);
     let first = replica("first").start().await.unwrap();
     eventually(
         "the first replica to lead",
@@ -878,8 +883,39 @@ async fn runnables_run_on_every_replica_or_only_on_the_leader() {
         "the standby runs only what needs no leader election"
     );
     assert!(!is_leading(&second));
+    // The standby's controller writes too: its client is not fenced on the leader.
+    eventually(
+        "both replicas' controllers to mark the ConfigMap",
+        Duration::from_secs(10),
+        || async {
+            let annotations = maps.get("watched").await.unwrap().annotations().clone();
+            (annotations.contains_key("seen-by-first")
+                && annotations.contains_key("seen-by-second"))
+            .then_some(())
+        },
+    )
+    .await;
     first.shutdown().await.unwrap();
     second.shutdown().await.unwrap();
+}
+
+/// Marks each ConfigMap as seen by its replica, through the controller's own client.
+struct MarksSeen(&'static str);
+
+impl Reconciler<ConfigMap> for MarksSeen {
+    type Error = kube::Error;
+
+    async fn reconcile(&self, map: Arc<ConfigMap>, ctx: &Context) -> Result<Action, kube::Error> {
+        let seen = json!({"metadata": {"annotations": {format!("seen-by-{}", self.0): "yes"}}});
+        ctx.api::<ConfigMap>(&*map)
+            .patch(
+                &map.name_any(),
+                &PatchParams::default(),
+                &Patch::Merge(seen),
+            )
+            .await?;
+        Ok(Action::await_change())
+    }
 }
 
 #[tokio::test]
@@ -1135,7 +1171,7 @@ struct Generations(Arc<Mutex<Vec<i64>>>);
 impl Reconciler<Widget> for Generations {
     type Error = ReconcileError;
 
-    async fn reconcile(&self, widget: Arc<Widget>) -> Result<Action, ReconcileError> {
+    async fn reconcile(&self, widget: Arc<Widget>, _: &Context) -> Result<Action, ReconcileError> {
         let generation = widget.metadata.generation.unwrap_or_default();
         self.0.lock().unwrap().push(generation);
         Ok(Action::await_change())
@@ -1318,7 +1354,7 @@ struct Counting {
 impl Reconciler<ConfigMap> for Counting {
     type Error = ReconcileError;
 
-    async fn reconcile(&self, _: Arc<ConfigMap>) -> Result<Action, ReconcileError> {
+    async fn reconcile(&self, _: Arc<ConfigMap>, _: &Context) -> Result<Action, ReconcileError> {
         *self.reconciles.lock().unwrap() += 1;
         if self.stuck {
             std::future::pending::<()>().await;

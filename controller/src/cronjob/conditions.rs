@@ -32,8 +32,14 @@ pub fn summarise(
 ) {
     // As `meta.SetStatusCondition`: the transition time moves with the status only.
     let mut set = |type_, status, reason, message: String| {
-        let condition = conditions::new(type_, status, reason, message, observed_generation, now);
-        conditions::set(conditions, condition);
+        let condition = conditions::new_at(type_, status, reason, message, now);
+        conditions::set(
+            conditions,
+            Condition {
+                observed_generation,
+                ..condition
+            },
+        );
     };
     if summary.suspended {
         set(

@@ -40,11 +40,10 @@ pub fn setup_with_manager(manager: Manager, clock: Arc<dyn Clock>) -> Manager {
     // The reconciler reads a Job's metadata and status, never its spec, whose pod template
     // is most of a cached Job's memory: a cluster may hold many Jobs.
     cache.transform::<Job, _>(|job| job.spec = None);
-    let reconciler = CronJobReconciler::new(manager.client().clone(), cache.clone(), clock);
     manager
         .controller_for::<CronJob>()
         .named(CONTROLLER_NAME)
         .owns::<Job>()
         .max_concurrent_reconciles(MAX_CONCURRENT_RECONCILES)
-        .complete(reconciler)
+        .complete(CronJobReconciler::new(clock))
 }

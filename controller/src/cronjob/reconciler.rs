@@ -22,17 +22,14 @@ use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use kube::api::{Api, DeleteParams, PostParams};
 use kube::runtime::controller::Action;
-use kube::{Client, Resource as _, ResourceExt as _};
-use kubebuilder_runtime::Clock;
-use kubebuilder_runtime::cache::{Cache, CacheError, ListOptions};
-use kubebuilder_runtime::events::{Event, EventType, Recorder, Reporter};
+use kube::{Resource as _, ResourceExt as _};
+use kubebuilder_runtime::cache::{CacheError, ListOptions};
+use kubebuilder_runtime::events::{Event, EventType};
+use kubebuilder_runtime::{Clock, Context};
 
 use super::conditions::{self, DEGRADED, PROGRESSING, Status, Summary};
 use super::jobs::{Children, JOB_OWNER_KEY, beyond_history_limit, job_for_run, job_reference};
 use super::schedule::{Schedule, ScheduleError, is_past_deadline};
-
-/// The controller name on the Events this reconciler records.
-const EVENT_REPORTER: &str = "cronjob-controller";
 
 /// Reconciles CronJobs: keeps their Jobs running on schedule and their status current.
 // The CronJobs it reconciles, their status and finalizers (the tutorial's markers; the
@@ -60,10 +57,7 @@ const EVENT_REPORTER: &str = "cronjob-controller";
 )]
 #[kubebuilder::rbac(groups = ["batch"], resources = ["jobs/status"], verbs = ["get"])]
 pub struct CronJobReconciler {
-    client: Client,
-    cache: Cache,
     clock: Arc<dyn Clock>,
-    recorder: Recorder,
 }
 
 /// Why a reconcile failed; the object is retried with per-object back-off.
@@ -82,13 +76,13 @@ pub enum Error {
 impl kubebuilder_runtime::Reconciler<CronJob> for CronJobReconciler {
     type Error = Error;
 
-    async fn reconcile(&self, cronjob: Arc<CronJob>) -> Result<Action, Error> {
+    async fn reconcile(&self, cronjob: Arc<CronJob>, ctx: &Context) -> Result<Action, Error> {
         let cronjob = cronjob.as_ref();
         // 1. The controller hands over the CronJob from its cache (never a deleted one).
         let now = self.clock.now();
         let namespace = cronjob.namespace().unwrap_or_default();
-        let cronjobs: Api<CronJob> = Api::namespaced(self.client.clone(), &namespace);
-        let jobs: Api<Job> = Api::namespaced(self.client.clone(), &namespace);
+        let cronjobs: Api<CronJob> = ctx.api(cronjob);
+        let jobs: Api<Job> = ctx.api(cronjob);
         let mut status = StatusWriter::new(cronjob, now);
 
         // 2. First sight: say that reconciling has started.
@@ -106,7 +100,7 @@ impl kubebuilder_runtime::Reconciler<CronJob> for CronJobReconciler {
         let controlled = ListOptions::default()
             .in_namespace(&namespace)
             .matching_field(JOB_OWNER_KEY, &uid);
-        let children = match self.cache.list::<Job>(&controlled).await {
+        let children = match ctx.cache().list::<Job>(&controlled).await {
             Ok(children) => Children::classify(children),
             Err(not_synced) => {
                 let message = format!("Failed to list child jobs: {not_synced}");
@@ -160,7 +154,7 @@ impl kubebuilder_runtime::Reconciler<CronJob> for CronJobReconciler {
         ] {
             let Some(limit) = limit else { continue };
             for job in beyond_history_limit(finished, limit) {
-                if let Err(error) = self.delete_job(&jobs, cronjob, &job, "old").await {
+                if let Err(error) = delete_job(ctx, &jobs, cronjob, &job, "old").await {
                     tracing::error!(job = %job.name_any(), %error, "unable to delete old job");
                 }
             }
@@ -189,8 +183,7 @@ impl kubebuilder_runtime::Reconciler<CronJob> for CronJobReconciler {
                 // Nothing to retry until the spec changes: no error, no requeue.
                 let (reason, message) = schedule_problem(&spec.schedule, &error);
                 tracing::error!(%error, "unable to figure out CronJob schedule");
-                self.report_degraded(&mut status, &cronjobs, reason, message)
-                    .await?;
+                report_degraded(ctx, &mut status, &cronjobs, reason, message).await?;
                 return Ok(Action::await_change());
             }
         };
@@ -208,8 +201,7 @@ impl kubebuilder_runtime::Reconciler<CronJob> for CronJobReconciler {
         // 12. Too late to start this run.
         if is_past_deadline(run, spec.starting_deadline_seconds, now) {
             let message = format!("Missed starting deadline for run at {run}");
-            self.report_degraded(&mut status, &cronjobs, "MissedSchedule", message)
-                .await?;
+            report_degraded(ctx, &mut status, &cronjobs, "MissedSchedule", message).await?;
             return Ok(requeue);
         }
 
@@ -224,7 +216,7 @@ impl kubebuilder_runtime::Reconciler<CronJob> for CronJobReconciler {
             }
             ConcurrencyPolicy::Replace => {
                 for job in &children.active {
-                    self.delete_job(&jobs, cronjob, job, "active")
+                    delete_job(ctx, &jobs, cronjob, job, "active")
                         .await
                         .map_err(|source| Error::DeleteActiveJob {
                             job: job.name_any(),
@@ -242,7 +234,8 @@ impl kubebuilder_runtime::Reconciler<CronJob> for CronJobReconciler {
             Ok(created) => {
                 tracing::info!(job = %job_name, scheduled = %run, "created Job for CronJob run");
                 let note = format!("Created job {job_name}");
-                self.publish(
+                publish(
+                    ctx,
                     cronjob,
                     EventType::Normal,
                     "SuccessfulCreate",
@@ -263,7 +256,8 @@ impl kubebuilder_runtime::Reconciler<CronJob> for CronJobReconciler {
                 if let Err(error) = status.write(&cronjobs).await {
                     tracing::error!(%error, "failed to update CronJob status");
                 }
-                self.publish(
+                publish(
+                    ctx,
                     cronjob,
                     EventType::Warning,
                     "FailedCreate",
@@ -293,105 +287,99 @@ impl kubebuilder_runtime::Reconciler<CronJob> for CronJobReconciler {
 }
 
 impl CronJobReconciler {
-    /// A reconciler reading Jobs from `cache` (indexed by [`JOB_OWNER_KEY`]) and the time
-    /// from `clock`.
-    pub fn new(client: Client, cache: Cache, clock: Arc<dyn Clock>) -> Self {
-        let recorder = Recorder::new(client.clone(), Reporter::from(EVENT_REPORTER));
-        Self {
-            client,
-            cache,
-            clock,
-            recorder,
-        }
+    /// A reconciler reading the time from `clock` (and the Jobs from the cache, indexed by
+    /// [`JOB_OWNER_KEY`]).
+    pub fn new(clock: Arc<dyn Clock>) -> Self {
+        Self { clock }
     }
+}
 
-    /// Deletes a Job with background propagation (its Pods go after it); already gone is
-    /// fine. Records an Event for the deletion.
-    async fn delete_job(
-        &self,
-        jobs: &Api<Job>,
-        cronjob: &CronJob,
-        job: &Job,
-        which: &str,
-    ) -> Result<(), kube::Error> {
-        let name = job.name_any();
-        match jobs.delete(&name, &DeleteParams::background()).await {
-            Ok(_) => {
-                tracing::info!(job = %name, "deleted {which} job");
-                let note = format!("Deleted job {name}");
-                self.publish(
-                    cronjob,
-                    EventType::Normal,
-                    "SuccessfulDelete",
-                    "Delete",
-                    note,
-                    Some(job.object_ref(&())),
-                )
-                .await;
-                Ok(())
-            }
-            Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
-            Err(error) => Err(error),
-        }
-    }
-
-    /// Sets `Degraded=True` with `reason` and `message`, writes the status, and records a
-    /// Warning Event when the condition changed (not on every reconcile that finds the
-    /// same problem).
-    async fn report_degraded(
-        &self,
-        status: &mut StatusWriter,
-        cronjobs: &Api<CronJob>,
-        reason: &str,
-        message: String,
-    ) -> Result<(), Error> {
-        let already_reported =
-            conditions::find(&status.status.conditions, DEGRADED).is_some_and(|degraded| {
-                degraded.status == "True"
-                    && degraded.reason == reason
-                    && degraded.message == message
-            });
-        status.set(DEGRADED, Status::True, reason, message.clone());
-        status.write(cronjobs).await?;
-        if !already_reported {
-            self.publish(
-                &status.cronjob,
-                EventType::Warning,
-                reason,
-                "Schedule",
-                message,
-                None,
+/// Deletes a Job with background propagation (its Pods go after it); already gone is
+/// fine. Records an Event for the deletion.
+async fn delete_job(
+    ctx: &Context,
+    jobs: &Api<Job>,
+    cronjob: &CronJob,
+    job: &Job,
+    which: &str,
+) -> Result<(), kube::Error> {
+    let name = job.name_any();
+    match jobs.delete(&name, &DeleteParams::background()).await {
+        Ok(_) => {
+            tracing::info!(job = %name, "deleted {which} job");
+            let note = format!("Deleted job {name}");
+            publish(
+                ctx,
+                cronjob,
+                EventType::Normal,
+                "SuccessfulDelete",
+                "Delete",
+                note,
+                Some(job.object_ref(&())),
             )
             .await;
+            Ok(())
         }
-        Ok(())
+        Err(kube::Error::Api(status)) if status.is_not_found() => Ok(()),
+        Err(error) => Err(error),
     }
+}
 
-    /// Records an Event about the CronJob. Events are informational: failing to record
-    /// one is logged, never fails the reconcile.
-    async fn publish(
-        &self,
-        cronjob: &CronJob,
-        type_: EventType,
-        reason: &str,
-        action: &str,
-        note: String,
-        related: Option<ObjectReference>,
-    ) {
-        let event = Event {
-            type_,
-            reason: reason.to_owned(),
-            note: Some(note),
-            action: action.to_owned(),
-            secondary: related,
-        };
-        if let Err(error) = self
-            .recorder
-            .publish(&event, &cronjob.object_ref(&()))
-            .await
-        {
-            tracing::warn!(%error, reason, "unable to record an Event");
-        }
+/// Sets `Degraded=True` with `reason` and `message`, writes the status, and records a
+/// Warning Event when the condition changed (not on every reconcile that finds the
+/// same problem).
+async fn report_degraded(
+    ctx: &Context,
+    status: &mut StatusWriter,
+    cronjobs: &Api<CronJob>,
+    reason: &str,
+    message: String,
+) -> Result<(), Error> {
+    let already_reported =
+        conditions::find(&status.status.conditions, DEGRADED).is_some_and(|degraded| {
+            degraded.status == "True" && degraded.reason == reason && degraded.message == message
+        });
+    status.set(DEGRADED, Status::True, reason, message.clone());
+    status.write(cronjobs).await?;
+    if !already_reported {
+        publish(
+            ctx,
+            &status.cronjob,
+            EventType::Warning,
+            reason,
+            "Schedule",
+            message,
+            None,
+        )
+        .await;
+    }
+    Ok(())
+}
+
+/// Records an Event about the CronJob. Events are informational: failing to record
+/// one is logged, never fails the reconcile.
+async fn publish(
+    ctx: &Context,
+    cronjob: &CronJob,
+    type_: EventType,
+    reason: &str,
+    action: &str,
+    note: String,
+    related: Option<ObjectReference>,
+) {
+    let event = Event {
+        type_,
+        reason: reason.to_owned(),
+        note: Some(note),
+        action: action.to_owned(),
+        secondary: related,
+    };
+    if let Err(error) = ctx
+        .recorder()
+        .publish(&event, &cronjob.object_ref(&()))
+        .await
+    {
+        tracing::warn!(%error, reason, "unable to record an Event");
     }
 }
 
@@ -433,15 +421,13 @@ impl StatusWriter {
     }
 
     fn set(&mut self, type_: &str, status: Status, reason: &str, message: impl Into<String>) {
-        let condition = kubebuilder_runtime::conditions::new(
-            type_,
-            status,
-            reason,
-            message,
-            self.generation,
-            self.now,
+        let condition =
+            kubebuilder_runtime::conditions::new_at(type_, status, reason, message, self.now);
+        kubebuilder_runtime::conditions::set_for(
+            &self.cronjob,
+            &mut self.status.conditions,
+            condition,
         );
-        kubebuilder_runtime::conditions::set(&mut self.status.conditions, condition);
     }
 
     /// Clears `Degraded=True` when it reports `failure`, a step that has now succeeded
