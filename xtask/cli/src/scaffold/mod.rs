@@ -337,18 +337,10 @@ fn kind_values(kind: &names::Kind, project: &Project, layout: &layout::KindLayou
     } else {
         format!("\n    resource({}),", resource_args.join(", "))
     };
-    let (status_api, test_api) = if kind.namespaced {
-        (
-            format!(
-                "Api::namespaced(self.client.clone(), &{snake}.namespace().unwrap_or_default())"
-            ),
-            "Api::namespaced(client, &namespace)",
-        )
+    let test_api = if kind.namespaced {
+        "Api::namespaced(client, &namespace)"
     } else {
-        (
-            "Api::all(self.client.clone())".to_owned(),
-            "Api::all(client)",
-        )
+        "Api::all(client)"
     };
     Values::default()
         .with("project_name", project.project_name.as_str())
@@ -361,7 +353,6 @@ fn kind_values(kind: &names::Kind, project: &Project, layout: &layout::KindLayou
         .with("full_group", kind.full_group())
         .with("version", kind.version.as_str())
         .with("resource_args", resource_args)
-        .with("status_api", status_api)
         .with("test_api", test_api)
         .with("mutating_path", kind.webhook_path(true))
         .with("validating_path", kind.webhook_path(false))

@@ -34,16 +34,12 @@ pub const CONTROLLER_NAME: &str = "{{kind_lower}}";
 
 /// Registers the {{kind}} controller on `manager`.
 pub fn setup_with_manager(manager: Manager) -> Manager {
-    let reconciler = {{kind}}Reconciler::new(
-        manager.client().clone(),
-        manager.event_recorder(CONTROLLER_NAME),
-    );
     manager
         .controller_for::<{{kind}}>()
         .named(CONTROLLER_NAME)
         // Watch the objects the reconciler creates too (`.owns::<Child>()`), so that
         // their changes reconcile their owner.
-        .complete(reconciler)
+        .complete({{kind}}Reconciler)
 }
 "#;
 
@@ -53,13 +49,8 @@ pub const RECONCILER_RS: &str = r#"//! The {{kind}} reconciler. Its RBAC attribu
 //! role (`config/rbac/role.yaml`, written by `cargo xtask manifests`) grants: add one
 //! for every other kind the reconciler reads or writes, and nothing more.
 
-use std::sync::Arc;
-
 use {{type_path}};
-use kube::Client;
-use kube::runtime::controller::Action;
-use kubebuilder_runtime::Reconciler;
-use kubebuilder_runtime::events::Recorder;
+use kubebuilder_runtime::prelude::*;
 
 /// The reason of the Event the reconciler records about each {{kind}} it reconciles.
 pub const RECONCILED: &str = "Reconciled";
@@ -82,42 +73,21 @@ pub const RECONCILED: &str = "Reconciled";
     resources = ["{{plural}}/finalizers"],
     verbs = ["update"]
 )]
-pub struct {{kind}}Reconciler {
-    /// The client the reconciler reads and writes the cluster with.
-    pub client: Client,
-    /// Records Events about the {{kind}}s (no attribute above: `cargo xtask manifests`
-    /// grants the runtime's Events itself).
-    pub recorder: Recorder,
-}
-
-/// Why a reconcile failed; the object is retried with per-object back-off.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    /// A request to the apiserver failed.
-    #[error("a request to the apiserver failed")]
-    Kube(#[from] kube::Error),
-}
-
-impl {{kind}}Reconciler {
-    /// A reconciler calling the apiserver through `client`, recording Events about the
-    /// {{kind}}s with `recorder`.
-    pub fn new(client: Client, recorder: Recorder) -> Self {
-        Self { client, recorder }
-    }
-}
+pub struct {{kind}}Reconciler;
 
 impl Reconciler<{{kind}}> for {{kind}}Reconciler {
     type Error = Error;
 
-    /// Runs for each {{kind}} that changes (and for every one when the controller starts).
-    async fn reconcile(&self, {{kind_snake}}: Arc<{{kind}}>) -> Result<Action, Error> {
+    /// Runs for each {{kind}} that changes (and for every one when the controller starts);
+    /// `ctx` holds the controller's client, cache, Event recorder and applier.
+    async fn reconcile(&self, {{kind_snake}}: Arc<{{kind}}>, ctx: &Context) -> Result<Action> {
         // Make the cluster match what the {{kind}} asks for here: read what exists through
-        // `self.client`, then create, change or delete what differs (with an RBAC attribute
-        // above for each kind it touches). The {{kind}} is not this project's: change it
-        // only as its owner allows (labels, annotations, conditions of your own).
-        self.recorder
-            .normal({{kind_snake}}.as_ref(), RECONCILED, "The {{kind}} is reconciled")
-            .await;
+        // `ctx`, then create, change or delete what differs (with an RBAC attribute above
+        // for each kind it touches). The {{kind}} is not this project's: change it only as
+        // its owner allows (labels, annotations, conditions of your own). The Event below
+        // shows the controller at work; record one only when something happened.
+        let message = "The {{kind}} is reconciled";
+        ctx.normal(&*{{kind_snake}}, RECONCILED, message).await;
         Ok(Action::await_change())
     }
 }

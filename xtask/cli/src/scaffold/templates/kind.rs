@@ -8,7 +8,7 @@
 //!
 //! Placeholders: `kind` (`Frigate`), `kind_snake` (`frigate`), `kind_lower`, `plural`, `group`
 //! (`ship`), `full_group` (`ship.example.com`), `version`, `project_name`, and the pieces that
-//! depend on the options: `resource_args`, `watched`, `status_api`, `test_api`, `scope_imports`,
+//! depend on the options: `resource_args`, `watched`, `test_api`, `scope_imports`,
 //! `mutating_path`, `validating_path`, `webhook_module`, `webhook_imports`, `webhook_doc`,
 //! `webhook_types`, `webhook_test_types`, `webhook_test_traits`, `webhook_paths`,
 //! `webhook_test_cases`, `version_args`, the layout's `api_module` (`api::v1`), `types_dir`,
@@ -210,16 +210,12 @@ pub const CONTROLLER_NAME: &str = "{{unique_name}}";
 
 /// Registers the {{kind}} controller on `manager`.
 pub fn setup_with_manager(manager: Manager) -> Manager {
-    let reconciler = {{kind}}Reconciler::new(
-        manager.client().clone(),
-        manager.event_recorder(CONTROLLER_NAME),
-    );
     manager
         .controller_for::<{{kind}}>()
         .named(CONTROLLER_NAME)
         // Watch the objects the reconciler creates too (`.owns::<Child>()`), so that
         // their changes reconcile their owner.
-        .complete(reconciler)
+        .complete({{kind}}Reconciler)
 }
 "#;
 
@@ -318,16 +314,8 @@ pub const RECONCILER_RS: &str = r#"//! The {{kind}} reconciler. Its RBAC attribu
 //! role (`config/rbac/role.yaml`, written by `cargo xtask manifests`) grants: add one
 //! for every other kind the reconciler reads or writes, and nothing more.
 
-use std::sync::Arc;
-
 use {{api_module}}::{{kind}};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{Condition, Time};
-use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, PostParams};
-use kube::runtime::controller::Action;
-use kube::{Client, ResourceExt as _};
-use kubebuilder_runtime::events::Recorder;
-use kubebuilder_runtime::{Reconciler, conditions};
+use kubebuilder_runtime::prelude::*;
 
 /// The condition type the reconciler sets on each {{kind}} it has reconciled...
 pub const AVAILABLE: &str = "Available";
@@ -352,59 +340,26 @@ pub const RECONCILED: &str = "Reconciled";
     resources = ["{{plural}}/finalizers"],
     verbs = ["update"]
 )]
-pub struct {{kind}}Reconciler {
-    client: Client,
-    recorder: Recorder,
-}
-
-/// Why a reconcile failed; the object is retried with per-object back-off.
-#[derive(Debug, thiserror::Error)]
-pub enum Error {
-    #[error("cannot update the {{kind}} status: {0}")]
-    UpdateStatus(#[source] kube::Error),
-}
-
-impl {{kind}}Reconciler {
-    /// A reconciler calling the apiserver through `client`, recording Events about the
-    /// {{kind}}s with `recorder`.
-    pub fn new(client: Client, recorder: Recorder) -> Self {
-        Self { client, recorder }
-    }
-}
+pub struct {{kind}}Reconciler;
 
 impl Reconciler<{{kind}}> for {{kind}}Reconciler {
     type Error = Error;
 
-    /// Runs for each {{kind}} that changes (and for every one when the controller starts).
-    async fn reconcile(&self, {{kind_snake}}: Arc<{{kind}}>) -> Result<Action, Error> {
+    /// Runs for each {{kind}} that changes (and for every one when the controller starts);
+    /// `ctx` holds the controller's client, cache, Event recorder and applier.
+    async fn reconcile(&self, {{kind_snake}}: Arc<{{kind}}>, ctx: &Context) -> Result<Action> {
         // Make the cluster match `{{kind_snake}}.spec` here: read what exists, then create,
         // change or delete what differs (with an RBAC attribute above for each kind it
         // touches), and report the outcome in the conditions.
         let mut status = {{kind_snake}}.status.clone().unwrap_or_default();
-        let changed = conditions::set(
-            &mut status.conditions,
-            Condition {
-                type_: AVAILABLE.to_owned(),
-                status: "True".to_owned(),
-                reason: RECONCILED.to_owned(),
-                message: "The {{kind}} is reconciled".to_owned(),
-                observed_generation: {{kind_snake}}.metadata.generation,
-                last_transition_time: Time(Timestamp::now()),
-            },
-        );
+        let message = "The {{kind}} is reconciled";
+        let available = conditions::new(AVAILABLE, Status::True, RECONCILED, message);
         // Writing an unchanged status would only trigger another reconcile.
-        if changed {
-            let mut updated = {{kind_snake}}.as_ref().clone();
-            updated.status = Some(status);
-            let api: Api<{{kind}}> = {{status_api}};
-            api.replace_status(&updated.name_any(), &PostParams::default(), &updated)
-                .await
-                .map_err(Error::UpdateStatus)?;
+        if conditions::set_for(&*{{kind_snake}}, &mut status.conditions, available) {
+            ctx.apply_status(&*{{kind_snake}}, &status).await?;
             // Shown by `kubectl describe`. No attribute above: `cargo xtask manifests` grants
             // the runtime's Events itself.
-            self.recorder
-                .normal({{kind_snake}}.as_ref(), RECONCILED, "The {{kind}} is reconciled")
-                .await;
+            ctx.normal(&*{{kind_snake}}, RECONCILED, message).await;
         }
         Ok(Action::await_change())
     }
