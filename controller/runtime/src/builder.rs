@@ -33,12 +33,14 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::future::BoxFuture;
+use kube::api::{DynamicObject, GroupVersionKind};
 use kube::runtime::controller::Action;
 use kube::runtime::reflector::ObjectRef;
 
 use crate::ControllerContext;
 use crate::backoff::RateLimiter;
-use crate::cache::CachedKind;
+use crate::cache::{Cache, CacheError, CachedKind, KindCache, WatchedKind};
 use crate::context::Context;
 use crate::controller::{CachedController, DEFAULT_MAX_CONCURRENT_RECONCILES, Scope};
 use crate::manager::{Manager, NeedLeaderElection};
@@ -69,9 +71,10 @@ pub trait Reconciler<K>: Send + Sync + 'static {
 /// Builds a controller of kind `K` on a [`Manager`]; from [`Manager::controller_for`].
 /// Nothing runs until the manager does.
 #[must_use = "a controller is registered by `complete`"]
-pub struct Builder<K: CachedKind> {
+pub struct Builder<K: WatchedKind> {
     manager: Manager,
     name: String,
+    kind: KindSource<K>,
     own_filters: Filters,
     event_filters: Filters,
     watches: Vec<AddWatch<K>>,
@@ -85,11 +88,35 @@ pub struct Builder<K: CachedKind> {
 type AddWatch<K> =
     Arc<dyn Fn(CachedController<K>, &Scope, &Filters) -> CachedController<K> + Send + Sync>;
 
+/// The cache of the controller's kind, found when the controller starts: at once for a
+/// Rust type, from discovery for a kind known at run time.
+type KindSource<K> =
+    Arc<dyn Fn(Cache) -> BoxFuture<'static, Result<Arc<KindCache<K>>, CacheError>> + Send + Sync>;
+
 impl<K: CachedKind> Builder<K> {
     pub(crate) fn new(manager: Manager) -> Self {
+        let kind: KindSource<K> = Arc::new(|cache| Box::pin(async move { Ok(cache.kind::<K>()) }));
+        Self::of_kind(manager, K::kind(&()).to_lowercase(), kind)
+    }
+}
+
+impl Builder<DynamicObject> {
+    pub(crate) fn dynamic(manager: Manager, kind: &GroupVersionKind) -> Self {
+        let gvk = kind.clone();
+        let source: KindSource<DynamicObject> = Arc::new(move |cache| {
+            let gvk = gvk.clone();
+            Box::pin(async move { cache.dynamic_kind(&gvk).await })
+        });
+        Self::of_kind(manager, kind.kind.to_lowercase(), source)
+    }
+}
+
+impl<K: WatchedKind> Builder<K> {
+    fn of_kind(manager: Manager, name: String, kind: KindSource<K>) -> Self {
         Self {
             manager,
-            name: K::kind(&()).to_lowercase(),
+            name,
+            kind,
             own_filters: Filters::default(),
             event_filters: Filters::default(),
             watches: Vec::new(),
@@ -226,6 +253,7 @@ impl<K: CachedKind> Builder<K> {
         let Self {
             manager,
             name,
+            kind,
             own_filters,
             event_filters,
             watches,
@@ -235,9 +263,9 @@ impl<K: CachedKind> Builder<K> {
             needs,
         } = self;
         let reconciler = Arc::new(reconciler);
-        let build = Arc::new(move |scope: &Scope| {
+        let build = Arc::new(move |scope: &Scope, kind: &KindCache<K>| {
             let own = own_filters.clone().extend(&event_filters);
-            let controller = scope.controller_filtered::<K>(own);
+            let controller = scope.controller_of(kind, own);
             watches.iter().fold(controller, |controller, add| {
                 add(controller, scope, &event_filters)
             })
@@ -249,17 +277,26 @@ impl<K: CachedKind> Builder<K> {
             if let Some(timeout) = reconcile_timeout {
                 context = context.reconcile_timeout(timeout);
             }
-            let build = build.clone();
-            // The reconciler's view for this start: the client given to this controller.
-            let bound = Arc::new(Bound {
-                context: Context::new(
-                    context.name(),
-                    context.client().clone(),
-                    context.cache().clone(),
-                ),
-                reconciler: reconciler.clone(),
-            });
-            context.run(move |scope| build(scope), reconcile::<K, R>, bound)
+            let (build, kind, reconciler) = (build.clone(), kind.clone(), reconciler.clone());
+            async move {
+                let kind = match kind(context.cache().clone()).await {
+                    Ok(kind) => kind,
+                    // A kind the apiserver does not serve: the manager stops, saying so.
+                    Err(error) => return context.fail(&error),
+                };
+                // The reconciler's view for this start: the client given to this controller.
+                let bound = Arc::new(Bound {
+                    context: Context::new(
+                        context.name(),
+                        context.client().clone(),
+                        context.cache().clone(),
+                    ),
+                    reconciler,
+                });
+                context
+                    .run(move |scope| build(scope, &kind), reconcile::<K, R>, bound)
+                    .await;
+            }
         };
         manager.controller_needing(&name, needs, start)
     }
@@ -267,7 +304,7 @@ impl<K: CachedKind> Builder<K> {
 
 /// One reconcile by `reconciler`, as [`ControllerContext::run`](crate::ControllerContext::run)
 /// calls it.
-async fn reconcile<K: CachedKind, R: Reconciler<K>>(
+async fn reconcile<K: WatchedKind, R: Reconciler<K>>(
     object: Arc<K>,
     bound: Arc<Bound<R>>,
 ) -> Result<Action, ReconcilerError> {

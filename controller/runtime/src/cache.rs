@@ -61,9 +61,9 @@ use kube::core::{
     Selector, SelectorExt as _,
 };
 use kube::discovery::Scope as DiscoveredScope;
+use kube::runtime::WatchStreamExt as _;
 use kube::runtime::reflector::{ObjectRef, Store, store::Writer};
 use kube::runtime::watcher::{self, Event, watcher};
-use kube::runtime::{WatchStreamExt as _, reflector};
 use kube::{Client, Resource, ResourceExt as _};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -118,10 +118,11 @@ impl<K> CachedKind for K where
 {
 }
 
-/// The bounds of a kind an informer watches: a [`CachedKind`], or `DynamicObject` of a
-/// kind known at run time.
-trait WatchedKind:
-    Resource<DynamicType: Clone + Eq + Hash + Send + Sync + 'static>
+/// The bounds of a kind the cache watches and a controller reconciles: every
+/// [`CachedKind`], and `DynamicObject`, of a kind known at run time
+/// ([`Manager::controller_for_dynamic`](crate::Manager::controller_for_dynamic)).
+pub trait WatchedKind:
+    Resource<DynamicType: Clone + Eq + Hash + Debug + Unpin + Send + Sync + 'static>
     + Clone
     + Serialize
     + DeserializeOwned
@@ -133,7 +134,7 @@ trait WatchedKind:
 }
 
 impl<K> WatchedKind for K where
-    K: Resource<DynamicType: Clone + Eq + Hash + Send + Sync + 'static>
+    K: Resource<DynamicType: Clone + Eq + Hash + Debug + Unpin + Send + Sync + 'static>
         + Clone
         + Serialize
         + DeserializeOwned
@@ -243,7 +244,10 @@ pub(crate) fn decode<K: CachedKind>(compact: &Compact<K>) -> Result<K, CacheErro
 }
 
 /// The object `compact` holds, of the kind named `kind`, or why it does not decode.
-fn decode_kind<K: DeserializeOwned>(compact: &Compact<K>, kind: &str) -> Result<K, CacheError> {
+pub(crate) fn decode_kind<K: DeserializeOwned>(
+    compact: &Compact<K>,
+    kind: &str,
+) -> Result<K, CacheError> {
     compact
         .decode()
         .map_err(|error| undecodable(compact, kind, &error))
@@ -253,9 +257,17 @@ fn decode_kind<K: DeserializeOwned>(compact: &Compact<K>, kind: &str) -> Result<
 pub(crate) fn decode_metadata<K: CachedKind>(
     compact: &Compact<K>,
 ) -> Result<ObjectMeta, CacheError> {
+    decode_metadata_of(compact, &K::kind(&()))
+}
+
+/// [`decode_metadata`] of an object of the kind named `kind`.
+pub(crate) fn decode_metadata_of<K>(
+    compact: &Compact<K>,
+    kind: &str,
+) -> Result<ObjectMeta, CacheError> {
     compact
         .decode_metadata()
-        .map_err(|error| undecodable(compact, &K::kind(&()), &error))
+        .map_err(|error| undecodable(compact, kind, &error))
 }
 
 fn undecodable<K>(compact: &Compact<K>, kind: &str, error: &serde_json::Error) -> CacheError {
@@ -567,50 +579,8 @@ impl Cache {
         self.dynamic_kind(kind).await?.list(self, options).await
     }
 
-    /// The store of `K` in one scope (what a controller built on the cache reads): empty
-    /// when `K` is not watched there.
-    ///
-    /// # Panics
-    /// When the scope is every namespace and `K` is watched in several namespaces (see
-    /// [`Cache::by_object`]): no one store holds them all.
-    pub(crate) fn store<K: CachedKind>(&self, namespace: Option<&str>) -> Store<Compact<K>> {
-        match self
-            .kind::<K>()
-            .informers_in_scope(self, namespace)
-            .as_slice()
-        {
-            [informer] => informer.store.clone(),
-            [] => reflector::store().0,
-            several => panic!(
-                "a controller across all namespaces cannot reconcile {}: the cache watches it in {} namespaces ({:?}), each in a store of its own; run the manager with --namespace",
-                K::kind(&()),
-                several.len(),
-                watched_namespaces(several)
-            ),
-        }
-    }
-
-    /// Every change to `K` in one scope, after the cache holds it; first every cached
-    /// object when the informers have synced already. Nothing, ever, when `K` is not
-    /// watched in the scope.
-    pub(crate) fn subscribe<K: CachedKind>(
-        &self,
-        namespace: Option<&str>,
-    ) -> impl Stream<Item = ObjectChange<K>> + Send + 'static + use<K> {
-        let mut streams: Vec<_> = self
-            .kind::<K>()
-            .informers_in_scope(self, namespace)
-            .iter()
-            .map(|informer| informer.subscribe().boxed())
-            .collect();
-        if streams.is_empty() {
-            // A controller whose triggers end stops: with no informer, none ever come.
-            streams.push(futures::stream::pending().boxed());
-        }
-        futures::stream::select_all(streams)
-    }
-
-    fn kind<K: CachedKind>(&self) -> Arc<KindCache<K>> {
+    /// The cache of the kind `K`.
+    pub(crate) fn kind<K: CachedKind>(&self) -> Arc<KindCache<K>> {
         let mut kinds = lock(&self.inner.kinds);
         let entry = kinds
             .entry(TypeId::of::<K>())
@@ -622,7 +592,7 @@ impl Cache {
     }
 
     /// The kind `kind`, asking discovery whether the apiserver serves it the first time.
-    async fn dynamic_kind(
+    pub(crate) async fn dynamic_kind(
         &self,
         kind: &GroupVersionKind,
     ) -> Result<Arc<KindCache<DynamicObject>>, CacheError> {
@@ -661,17 +631,17 @@ fn watched_namespaces<K: WatchedKind>(informers: &[Arc<Informer<K>>]) -> Vec<Str
 
 /// What the informers of a kind know of it besides its Rust type: all of it for a
 /// [`CachedKind`], given at run time for a `DynamicObject`.
-struct KindInfo<K: Resource> {
-    dyntype: K::DynamicType,
+pub(crate) struct KindInfo<K: Resource> {
+    pub(crate) dyntype: K::DynamicType,
     /// The kind's name, for messages (`CronJob`).
-    name: String,
+    pub(crate) name: String,
     namespaced: bool,
     /// The API of the kind in a namespace (`None`: everywhere).
     api: fn(Client, Option<&str>, &K::DynamicType) -> Api<K>,
 }
 
 impl<K: CachedKind> KindInfo<K> {
-    fn typed() -> Self {
+    pub(crate) fn typed() -> Self {
         Self {
             dyntype: (),
             name: K::kind(&()).into_owned(),
@@ -696,7 +666,7 @@ impl KindInfo<DynamicObject> {
 }
 
 /// One kind: its settings until its informers start, then its informers.
-struct KindCache<K: WatchedKind> {
+pub(crate) struct KindCache<K: WatchedKind> {
     info: Arc<KindInfo<K>>,
     settings: Mutex<KindSettings<K>>,
     informers: OnceLock<Vec<Arc<Informer<K>>>>,
@@ -772,6 +742,50 @@ impl<K: WatchedKind> KindCache<K> {
             self.info.name
         );
         lock(&self.settings)
+    }
+
+    /// What the cache knows of the kind.
+    pub(crate) fn info(&self) -> &Arc<KindInfo<K>> {
+        &self.info
+    }
+
+    /// The store of the kind in one scope (what a controller built on the cache reads):
+    /// empty when the kind is not watched there.
+    ///
+    /// # Panics
+    /// When the scope is every namespace and the kind is watched in several namespaces
+    /// (see [`Cache::by_object`]): no one store holds them all.
+    pub(crate) fn store(&self, cache: &Cache, namespace: Option<&str>) -> Store<Compact<K>> {
+        match self.informers_in_scope(cache, namespace).as_slice() {
+            [informer] => informer.store.clone(),
+            [] => Writer::<Compact<K>>::new(self.info.dyntype.clone()).as_reader(),
+            several => panic!(
+                "a controller across all namespaces cannot reconcile {}: the cache watches it in {} namespaces ({:?}), each in a store of its own; run the manager with --namespace",
+                self.info.name,
+                several.len(),
+                watched_namespaces(several)
+            ),
+        }
+    }
+
+    /// Every change to the kind in one scope, after the cache holds it; first every cached
+    /// object when the informers have synced already. Nothing, ever, when the kind is not
+    /// watched in the scope.
+    pub(crate) fn subscribe(
+        &self,
+        cache: &Cache,
+        namespace: Option<&str>,
+    ) -> impl Stream<Item = ObjectChange<K>> + Send + 'static + use<K> {
+        let mut streams: Vec<_> = self
+            .informers_in_scope(cache, namespace)
+            .iter()
+            .map(|informer| informer.subscribe().boxed())
+            .collect();
+        if streams.is_empty() {
+            // A controller whose triggers end stops: with no informer, none ever come.
+            streams.push(futures::stream::pending().boxed());
+        }
+        futures::stream::select_all(streams)
     }
 
     /// The informers, one per scope, started on first use.

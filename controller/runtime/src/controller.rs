@@ -28,8 +28,12 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFutureOwned};
 use tracing::Instrument as _;
 
 use crate::backoff::{Backoff, RateLimiter};
-use crate::cache::{Cache, CacheError, CachedKind, Compact, ObjectChange, decode, decode_metadata};
+use crate::cache::{
+    Cache, CacheError, CachedKind, Compact, KindCache, KindInfo, ObjectChange, WatchedKind, decode,
+    decode_kind, decode_metadata, decode_metadata_of,
+};
 use crate::healthz::ReadinessHandle;
+use crate::manager::Failure;
 use crate::metrics::{ControllerMetrics, ReconcileResult, Workqueue};
 use crate::predicate::{Change, Filters};
 
@@ -49,6 +53,7 @@ pub struct ControllerContext {
     pub(crate) max_concurrent_reconciles: u16,
     pub(crate) reconcile_timeout: Option<Duration>,
     pub(crate) rate_limiter: RateLimiter,
+    pub(crate) failure: Failure,
 }
 
 /// Where a controller watches: one namespace of `--namespace`, or the whole cluster.
@@ -100,35 +105,49 @@ impl Scope {
         &self,
         filters: Filters,
     ) -> CachedController<K> {
+        self.controller_of(&self.cache.kind::<K>(), filters)
+    }
+
+    /// A controller of the kind `kind` caches (a [`CachedKind`] or a kind known at run
+    /// time), reconciling the changes `filters` admit.
+    pub(crate) fn controller_of<K: WatchedKind>(
+        &self,
+        kind: &KindCache<K>,
+        filters: Filters,
+    ) -> CachedController<K> {
+        let info = kind.info().clone();
         let queue = self.queue.clone();
-        let triggers = self
-            .cache
-            .subscribe::<K>(self.namespace())
-            .filter(move |change| std::future::ready(admitted(&filters, change)))
+        let named = info.clone();
+        let triggers = kind
+            .subscribe(&self.cache, self.namespace())
+            .filter(move |change| std::future::ready(admitted(&filters, change, &named.name)))
             .map(move |change| {
                 let object = change.new;
                 queue.add(queue_key(object.namespace(), object.name()));
                 Arc::new(object.key_only())
             });
         CachedController {
-            controller: Controller::for_shared_stream(
+            controller: Controller::for_shared_stream_with(
                 triggers,
-                self.cache.store::<K>(self.namespace()),
+                kind.store(&self.cache, self.namespace()),
+                info.dyntype.clone(),
             ),
+            info,
         }
     }
 }
 
-/// Whether every predicate of `filters` lets `change` through. An object whose metadata
-/// does not decode is let through: a missed reconcile is worse than an extra one.
-fn admitted<K: CachedKind>(filters: &Filters, change: &ObjectChange<K>) -> bool {
-    filters.is_empty() || judged(filters, change).unwrap_or(true)
+/// Whether every predicate of `filters` lets `change` through (a change to an object of
+/// the kind named `kind`). An object whose metadata does not decode is let through: a
+/// missed reconcile is worse than an extra one.
+fn admitted<K>(filters: &Filters, change: &ObjectChange<K>, kind: &str) -> bool {
+    filters.is_empty() || judged(filters, change, kind).unwrap_or(true)
 }
 
 /// What `filters` say of `change`; `None` when a version's metadata does not decode.
-fn judged<K: CachedKind>(filters: &Filters, change: &ObjectChange<K>) -> Option<bool> {
+fn judged<K>(filters: &Filters, change: &ObjectChange<K>, kind: &str) -> Option<bool> {
     let metadata = |object: &Compact<K>| {
-        decode_metadata(object)
+        decode_metadata_of(object, kind)
             .inspect_err(|error| tracing::error!(%error, "a change not filtered"))
             .ok()
     };
@@ -148,11 +167,12 @@ fn judged<K: CachedKind>(filters: &Filters, change: &ObjectChange<K>) -> Option<
 /// A controller of `K` on the manager's shared informers, built by
 /// [`Scope::controller_for`] (controller-runtime's builder after `For(&K{})`) and run by
 /// [`ControllerContext::run`].
-pub struct CachedController<K: CachedKind> {
+pub struct CachedController<K: WatchedKind> {
     controller: Controller<Compact<K>>,
+    info: Arc<KindInfo<K>>,
 }
 
-impl<K: CachedKind> CachedController<K> {
+impl<K: WatchedKind> CachedController<K> {
     /// Reconciles the owners of kind `K` of every `Child` that changes
     /// (controller-runtime's `Owns(&Child{})`). Only the child's metadata is decoded.
     #[must_use]
@@ -162,7 +182,8 @@ impl<K: CachedKind> CachedController<K> {
 
     /// [`CachedController::owns_cached`] for the changes `filters` admit.
     pub(crate) fn owns_filtered<Child: CachedKind>(self, scope: &Scope, filters: Filters) -> Self {
-        self.watches_decoded(scope, filters, |child: &Compact<Child>| {
+        let owner_kind = self.info.dyntype.clone();
+        self.watches_decoded(scope, filters, move |child: &Compact<Child>| {
             let metadata = decode_metadata(child)?;
             let namespace = metadata.namespace.as_deref();
             Ok(metadata
@@ -170,7 +191,9 @@ impl<K: CachedKind> CachedController<K> {
                 .iter()
                 .flatten()
                 .filter(|owner| owner.controller == Some(true))
-                .filter_map(|owner| ObjectRef::<K>::from_owner_ref(namespace, owner, ()))
+                .filter_map(|owner| {
+                    ObjectRef::<K>::from_owner_ref(namespace, owner, owner_kind.clone())
+                })
                 .collect())
         })
     }
@@ -224,7 +247,7 @@ impl<K: CachedKind> CachedController<K> {
                 .into_iter()
                 .map(|target| {
                     queue.add(queue_key(target.namespace.as_deref(), &target.name));
-                    let mut key = ObjectRef::new(&target.name);
+                    let mut key = ObjectRef::<Compact<K>>::new_with(&target.name, target.dyntype);
                     key.namespace = target.namespace;
                     key
                 })
@@ -232,11 +255,13 @@ impl<K: CachedKind> CachedController<K> {
         };
         let changes = scope
             .cache
-            .subscribe::<Other>(scope.namespace())
-            .filter(move |change| std::future::ready(admitted(&filters, change)))
+            .kind::<Other>()
+            .subscribe(&scope.cache, scope.namespace())
+            .filter(move |change| std::future::ready(admitted(&filters, change, &Other::kind(&()))))
             .map(|change| change.new);
         Self {
             controller: self.controller.watches_shared_stream(changes, mapper),
+            info: self.info,
         }
     }
 }
@@ -319,6 +344,13 @@ impl ControllerContext {
         &self.metrics
     }
 
+    /// Stops the manager because this controller cannot start (`error` says why): a
+    /// manager must not run on without one of its controllers.
+    pub(crate) fn fail(&self, error: &(dyn std::error::Error + Send + Sync)) {
+        let error = format!("the controller {:?} cannot start: {error}", self.name);
+        self.failure.fail(&error.into());
+    }
+
     /// Runs one `Controller` per scope (built by `build`, usually from
     /// [`Scope::controller_for`]) with `reconcile` until the manager stops it, then waits
     /// for the reconciles in flight.
@@ -335,7 +367,7 @@ impl ControllerContext {
         reconcile: R,
         context: Arc<Ctx>,
     ) where
-        K: CachedKind,
+        K: WatchedKind,
         Ctx: Send + Sync + 'static,
         R: Fn(Arc<K>, Arc<Ctx>) -> Fut + Clone + Send + Sync + 'static,
         Fut: Future<Output = Result<Action, E>> + Send + 'static,
@@ -352,15 +384,18 @@ impl ControllerContext {
         let mut stores = Vec::new();
         let mut runs = Vec::new();
         for scope in self.scopes() {
-            let controller = build(&scope)
-                .controller
+            let CachedController { controller, info } = build(&scope);
+            let controller = controller
                 .with_config(Config::default().concurrency(self.max_concurrent_reconciles))
                 .graceful_shutdown_on(self.stopped());
             stores.push(controller.store());
             let error_policy = {
                 let guard = guard.clone();
+                let dyntype = info.dyntype.clone();
                 move |object: Arc<Compact<K>>, _: &ReconcileFailure<E>, _: Arc<Ctx>| {
-                    let delay = guard.backoff.next_delay(object.object_ref());
+                    let delay = guard
+                        .backoff
+                        .next_delay(object.object_ref_with(dyntype.clone()));
                     guard
                         .metrics
                         .queue()
@@ -372,7 +407,7 @@ impl ControllerContext {
             runs.push(
                 controller
                     .run(
-                        instrument(reconcile.clone(), guard.clone()),
+                        instrument(reconcile.clone(), guard.clone(), info),
                         error_policy,
                         context.clone(),
                     )
@@ -474,15 +509,16 @@ impl<K: Resource> Clone for Guard<K> {
 fn instrument<K, Ctx, R, Fut, E>(
     reconcile: R,
     guard: Guard<Compact<K>>,
+    kind: Arc<KindInfo<K>>,
 ) -> impl FnMut(Arc<Compact<K>>, Arc<Ctx>) -> Reconciling<E>
 where
-    K: CachedKind,
+    K: WatchedKind,
     R: Fn(Arc<K>, Arc<Ctx>) -> Fut,
     Fut: Future<Output = Result<Action, E>> + Send + 'static,
     E: std::error::Error + Send + 'static,
 {
     move |compact: Arc<Compact<K>>, context| {
-        let key = compact.object_ref();
+        let key = compact.object_ref_with(kind.dyntype.clone());
         let queue_key = queue_key(compact.namespace(), compact.name());
         // What a reconciler logs is about this object (controller-runtime's
         // `log.FromContext(ctx)` carries the same).
@@ -492,7 +528,7 @@ where
             namespace = compact.namespace(),
             name = compact.name(),
         );
-        let running = match decode(&compact) {
+        let running = match decode_kind(&compact, &kind.name) {
             // A reconciler that is not an `async fn` may panic before returning its future.
             Ok(object) => span.in_scope(|| {
                 std::panic::catch_unwind(AssertUnwindSafe(|| reconcile(Arc::new(object), context)))
@@ -663,6 +699,7 @@ mod tests {
                 Err::<Action, _>(refused(answer.0, answer.1))
             },
             guard,
+            Arc::new(KindInfo::typed()),
         );
 
         for expected in [Duration::from_millis(5), Duration::from_millis(10)] {
@@ -701,6 +738,7 @@ mod tests {
                 Ok::<_, std::io::Error>(Action::await_change())
             },
             guard(&metrics, Some(Duration::from_millis(50))),
+            Arc::new(KindInfo::typed()),
         );
         let panicked = reconcile(settings(), Arc::new(Duration::ZERO)).await;
         assert_eq!(

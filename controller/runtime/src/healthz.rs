@@ -294,7 +294,7 @@ mod tests {
         let cache = cache_of_apiserver(None);
         controller.set_ready(&cache);
         // A watch that cannot connect: its first list fails at once.
-        let _ = cache.store::<ConfigMap>(Some("ns"));
+        let _ = cache.kind::<ConfigMap>().store(&cache, Some("ns"));
         let mut report = String::new();
         for _ in 0..100 {
             report = summary(&checks).await.1;

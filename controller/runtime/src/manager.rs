@@ -12,6 +12,7 @@ use std::time::Duration;
 use futures::future::BoxFuture;
 use futures::stream::{FuturesUnordered, StreamExt as _};
 use kube::Client;
+use kube::api::{DynamicObject, GroupVersionKind};
 use rustls::server::ResolvesServerCert;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -108,7 +109,8 @@ pub enum ManagerError {
     /// asked for.
     #[error("the controllers stopped on their own before shutdown")]
     ControllersStopped,
-    /// A runnable added with [`Manager::add`] returned an error, which the message holds.
+    /// A runnable added with [`Manager::add`] returned an error, or a controller could not
+    /// start (its kind not served); the message says which.
     #[error("a runnable failed: {0}")]
     RunnableFailed(String),
     /// [`Manager::from_config`] cannot make a client of the config.
@@ -280,6 +282,15 @@ impl Manager {
     /// its filters, then register it with [`Builder::complete`].
     pub fn controller_for<K: CachedKind>(self) -> Builder<K> {
         Builder::new(self)
+    }
+
+    /// Starts a controller of a kind known only at run time, by its group, version and
+    /// kind (a CRD with no Rust type: controller-runtime's `For(&unstructured.Unstructured{})`
+    /// with the kind set); its reconciler gets `DynamicObject`s. The apiserver's discovery
+    /// is asked for the kind when the controller starts: a kind it does not serve stops the
+    /// manager with an error naming it.
+    pub fn controller_for_dynamic(self, kind: &GroupVersionKind) -> Builder<DynamicObject> {
+        Builder::dynamic(self, kind)
     }
 
     /// A recorder of Events about objects, reported as the controller `name`
@@ -756,14 +767,14 @@ fn ok_if_cancelled(shutdown: &CancellationToken) -> Result<(), ManagerError> {
 
 /// The first error of a runnable, which stops the manager.
 #[derive(Clone)]
-struct Failure {
+pub(crate) struct Failure {
     error: Arc<Mutex<Option<String>>>,
     shutdown: CancellationToken,
 }
 
 impl Failure {
-    fn fail(&self, error: &RunnableError) {
-        tracing::error!(%error, "a runnable failed; stopping the manager");
+    pub(crate) fn fail(&self, error: &RunnableError) {
+        tracing::error!(%error, "stopping the manager");
         self.error
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -947,6 +958,7 @@ impl Controllers {
                     max_concurrent_reconciles: DEFAULT_MAX_CONCURRENT_RECONCILES,
                     reconcile_timeout: None,
                     rate_limiter: RateLimiter::default(),
+                    failure: self.failure.clone(),
                 };
                 let name = name.clone();
                 let started = start(context);

@@ -2,8 +2,9 @@
 //! is created, updated and deleted; cached reads scoped as `--namespace` is; and what a read
 //! of an unknown index or namespace says. Per-kind watches: a label-selected kind (its
 //! cache and a controller on it), a kind watched in namespaces of its own with a field
-//! selector, what refuses bad options, and metadata-only reads and owners. Reads of a
-//! kind known only by group, version and kind, and of one the apiserver does not serve.
+//! selector, what refuses bad options, and metadata-only reads and owners. Reads of, and a
+//! controller of, a kind known only by group, version and kind, and of one the apiserver
+//! does not serve.
 
 mod common;
 
@@ -14,7 +15,7 @@ use std::time::Duration;
 use common::{GROUP, Widget, WidgetSpec, eventually, test_args, widget_crd};
 use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::ResourceExt as _;
-use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::{GroupVersionKind, PartialObjectMeta};
 use kube::runtime::controller::Action;
 use kubebuilder_envtest::shared;
@@ -249,6 +250,19 @@ impl Reconciler<Widget> for Reconciled {
     type Error = std::convert::Infallible;
 
     async fn reconcile(&self, object: Arc<Widget>, _: &Context) -> Result<Action, Self::Error> {
+        self.0.lock().unwrap().push(object.name_any());
+        Ok(Action::await_change())
+    }
+}
+
+impl Reconciler<DynamicObject> for Reconciled {
+    type Error = std::convert::Infallible;
+
+    async fn reconcile(
+        &self,
+        object: Arc<DynamicObject>,
+        _: &Context,
+    ) -> Result<Action, Self::Error> {
         self.0.lock().unwrap().push(object.name_any());
         Ok(Action::await_change())
     }
@@ -709,6 +723,54 @@ async fn a_kind_known_only_at_run_time_is_read_from_the_cache_and_one_not_served
     assert!(
         matches!(&not_served, CacheError::NotServed { kind, .. } if kind == "nothing.example.com/v1, Kind=Thing"),
         "{not_served}"
+    );
+}
+
+#[tokio::test]
+async fn a_controller_of_a_kind_known_only_at_run_time_reconciles_it_and_its_owned_objects() {
+    let plane = shared();
+    plane.install_crds(&[widget_crd()]).await.unwrap();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("rt-dynamic-ctl").await.unwrap();
+    widget_with_child(&client, &namespace, "w").await;
+    let reconciled = Reconciled::default();
+    let running = manager_of(&client, &namespace)
+        .controller_for_dynamic(&GroupVersionKind::gvk(GROUP, "v1", "Widget"))
+        .owns::<ConfigMap>()
+        .complete(reconciled.clone())
+        .start()
+        .await
+        .unwrap();
+    reconciled.wait_for("w", 1).await;
+    // A change to the ConfigMap it controls reconciles the Widget, found by its owner
+    // reference to the kind discovery named.
+    let changed = json!({"data": {"changed": "yes"}});
+    Api::<ConfigMap>::namespaced(client.clone(), &namespace)
+        .patch("w-child", &PatchParams::default(), &Patch::Merge(changed))
+        .await
+        .unwrap();
+    reconciled.wait_for("w", 2).await;
+    running.shutdown().await.unwrap();
+
+    // A kind the apiserver does not serve: the manager stops at start-up, naming it.
+    let stopped = manager_of(&client, &namespace)
+        .controller_for_dynamic(&GroupVersionKind::gvk(GROUP, "v1", "Gadget"))
+        .complete(Reconciled::default())
+        .start()
+        .await
+        .unwrap()
+        .run_until(std::future::pending());
+    let stopped = tokio::time::timeout(Duration::from_secs(20), stopped)
+        .await
+        .expect("the manager stops at once");
+    let Err(kubebuilder_runtime::ManagerError::RunnableFailed(message)) = stopped else {
+        panic!("{stopped:?}");
+    };
+    assert!(
+        message.starts_with(&format!(
+            "the controller \"gadget\" cannot start: the apiserver does not serve {GROUP}/v1, Kind=Gadget"
+        )),
+        "{message}"
     );
 }
 

@@ -63,14 +63,6 @@ impl<K> Compact<K> {
         self.namespace.as_deref()
     }
 
-    /// The store's key of the object.
-    pub(crate) fn object_ref(&self) -> ObjectRef<Self>
-    where
-        Self: Resource<DynamicType = ()>,
-    {
-        self.object_ref_with(())
-    }
-
     /// The store's key of the object of a kind known at run time (`dyntype`).
     pub(crate) fn object_ref_with(
         &self,
@@ -132,10 +124,10 @@ impl<K> Clone for Compact<K> {
     }
 }
 
-impl<K: Resource<DynamicType = ()>> Debug for Compact<K> {
+impl<K> Debug for Compact<K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Compact")
-            .field("kind", &K::kind(&()))
+            .field("type", &std::any::type_name::<K>())
             .field("namespace", &self.namespace)
             .field("name", &self.name)
             .field("json_bytes", &self.json.len())
@@ -238,7 +230,10 @@ mod tests {
             (compact.namespace(), compact.name()),
             (Some("batch"), "nightly-1")
         );
-        assert_eq!(compact.object_ref(), ObjectRef::from_obj(&compact.clone()));
+        assert_eq!(
+            compact.object_ref_with(()),
+            ObjectRef::from_obj(&compact.clone())
+        );
         assert!(compact.metadata.get().is_none(), "the key alone was read");
 
         assert_eq!(compact.meta().name.as_deref(), Some("nightly-1"));
@@ -246,7 +241,7 @@ mod tests {
         assert!(compact.clone().metadata.get().is_none());
 
         let key = compact.key_only();
-        assert_eq!(key.object_ref(), compact.object_ref());
+        assert_eq!(key.object_ref_with(()), compact.object_ref_with(()));
         assert!(key.json.is_empty());
         // The key, the JSON's pointer and the unbuilt metadata: no inline ObjectMeta.
         assert!(
