@@ -26,7 +26,9 @@ enum BenchCommand {
     /// second, schedule-to-Job delay (p50/p99), the manager's RSS and open watches;
     /// `--compare <git-rev>` measures another commit's controller in the same run;
     /// `--selector-secrets N` measures instead a label-selected cache of Secrets among N
-    /// that do not match, against an unfiltered one.
+    /// that do not match, against an unfiltered one; `--generation-filter N` the
+    /// reconciles per CronJob of a reporting controller with and without the generation
+    /// filter.
     Controller(controller::Args),
     /// CronJob admission webhooks: requests per second and p50/p99 latency at
     /// concurrency 1 and 16.

@@ -32,8 +32,11 @@
 //!
 //! `--selector-secrets N` measures something else instead: the cache of a kind watched
 //! with a label selector among N objects it does not match, against an unfiltered watch
-//! (see `selector.rs`).
+//! (see `selector.rs`). `--generation-filter N` too: the reconciles per CronJob of a
+//! controller whose status is only a report, with and without the `GenerationChanged`
+//! event filter (see `filter.rs`).
 
+mod filter;
 mod process;
 mod report;
 mod selector;
@@ -123,6 +126,12 @@ pub struct Args {
     /// unfiltered one's (10000 for the figure the issue asks for).
     #[arg(long, value_name = "N", conflicts_with_all = ["compare", "heap_profile"])]
     selector_secrets: Option<usize>,
+
+    /// Instead of the CronJob runs: N CronJobs reconciled by a controller whose status is
+    /// only a report, with the `GenerationChanged` event filter and without it, and the
+    /// reconciles per CronJob of each.
+    #[arg(long, value_name = "N", conflicts_with_all = ["compare", "heap_profile", "selector_secrets"])]
+    generation_filter: Option<usize>,
 }
 
 /// `NAME=VALUE`, as `env` takes it.
@@ -209,6 +218,10 @@ pub fn run(args: Args, release: bool) -> Result<()> {
     if let Some(secrets) = args.selector_secrets {
         assets::install()?;
         return selector::run(&tokio::runtime::Runtime::new()?, secrets);
+    }
+    if let Some(cronjobs) = args.generation_filter {
+        assets::install()?;
+        return filter::run(&tokio::runtime::Runtime::new()?, cronjobs);
     }
     ensure!(
         !args.cronjobs.is_empty(),
@@ -628,24 +641,29 @@ async fn create_cronjobs(cronjobs: &Api<DynamicObject>, launch: &Launch<'_>) -> 
     let schedule = &schedule;
     stream::iter(0..launch.cronjobs)
         .map(|index| async move {
-            let cronjob: DynamicObject = serde_json::from_value(json!({
-                "apiVersion": "batch.tutorial.kubebuilder.io/v1",
-                "kind": "CronJob",
-                "metadata": {"name": format!("bench-{index:05}")},
-                "spec": {
-                    "schedule": schedule,
-                    "jobTemplate": {"spec": {"template": {"spec": {
-                        "containers": [{"name": "hello", "image": "busybox"}],
-                        "restartPolicy": "Never"
-                    }}}}
-                }
-            }))?;
+            let cronjob = new_cronjob(index, schedule)?;
             cronjobs.create(&PostParams::default(), &cronjob).await?;
             Ok::<_, anyhow::Error>(())
         })
         .buffer_unordered(CREATE_CONCURRENCY)
         .try_collect::<()>()
         .await
+}
+
+/// The `index`th CronJob of a bench, running on `schedule`.
+fn new_cronjob(index: usize, schedule: &str) -> Result<DynamicObject> {
+    Ok(serde_json::from_value(json!({
+        "apiVersion": "batch.tutorial.kubebuilder.io/v1",
+        "kind": "CronJob",
+        "metadata": {"name": format!("bench-{index:05}")},
+        "spec": {
+            "schedule": schedule,
+            "jobTemplate": {"spec": {"template": {"spec": {
+                "containers": [{"name": "hello", "image": "busybox"}],
+                "restartPolicy": "Never"
+            }}}}
+        }
+    }))?)
 }
 
 /// Jobs as a watching client first sees them, by name: scheduled time and when seen.
