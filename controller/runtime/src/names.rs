@@ -21,3 +21,28 @@ pub(crate) fn check_name_part(name: &str) -> Result<(), String> {
         )
     }
 }
+
+/// A DNS subdomain (RFC 1123): dot-separated labels, at most 253 characters.
+pub(crate) fn check_dns_subdomain(name: &str) -> Result<(), String> {
+    if name.len() > 253 {
+        return Err(format!("{name:?} is longer than 253 characters"));
+    }
+    name.split('.').try_for_each(check_dns_label)
+}
+
+/// A DNS label (RFC 1123), as namespace names are: at most 63 lowercase letters, digits
+/// and `-`, alphanumeric at both ends.
+pub(crate) fn check_dns_label(name: &str) -> Result<(), String> {
+    let alphanumeric = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
+    let valid = (1..=63).contains(&name.len())
+        && name.starts_with(alphanumeric)
+        && name.ends_with(alphanumeric)
+        && name.chars().all(|c| alphanumeric(c) || c == '-');
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "{name:?} is not a DNS label (1 to 63 lowercase letters, digits or `-`, beginning and ending with a letter or digit)"
+        ))
+    }
+}

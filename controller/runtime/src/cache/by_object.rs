@@ -2,7 +2,7 @@
 //! label selector, a field selector and the namespaces, each checked when it is given so
 //! that a typo is an error at the call, not a watch that fails or silently finds nothing.
 
-use crate::names::check_name_part;
+use crate::names::{check_dns_label, check_dns_subdomain, check_name_part};
 
 /// The watch of one kind, registered with [`Cache::by_object`](super::Cache::by_object)
 /// before the kind's informer starts (controller-runtime's `cache.ByObject`).
@@ -247,31 +247,6 @@ fn check_label_value(value: &str) -> Result<(), String> {
         return Ok(());
     }
     check_name_part(value).map_err(|reason| format!("the value {value:?}: {reason}"))
-}
-
-/// A DNS subdomain (RFC 1123): dot-separated labels, at most 253 characters.
-fn check_dns_subdomain(name: &str) -> Result<(), String> {
-    if name.len() > 253 {
-        return Err(format!("{name:?} is longer than 253 characters"));
-    }
-    name.split('.').try_for_each(check_dns_label)
-}
-
-/// A DNS label (RFC 1123), as namespace names are: at most 63 lowercase letters, digits
-/// and `-`, alphanumeric at both ends.
-fn check_dns_label(name: &str) -> Result<(), String> {
-    let alphanumeric = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit();
-    let valid = (1..=63).contains(&name.len())
-        && name.starts_with(alphanumeric)
-        && name.ends_with(alphanumeric)
-        && name.chars().all(|c| alphanumeric(c) || c == '-');
-    if valid {
-        Ok(())
-    } else {
-        Err(format!(
-            "{name:?} is not a DNS label (1 to 63 lowercase letters, digits or `-`, beginning and ending with a letter or digit)"
-        ))
-    }
 }
 
 /// Checks a field selector as Kubernetes' `fields.ParseSelector` reads it.

@@ -12,9 +12,6 @@ use kube::{Api, Resource};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-/// The longest DNS subdomain, which a finalizer's domain prefix is.
-const MAX_PREFIX_LEN: usize = 253;
-
 /// Whether `object` lists `finalizer` (Go's `controllerutil.ContainsFinalizer`).
 pub fn contains_finalizer(object: &impl Resource, finalizer: &str) -> bool {
     object
@@ -82,10 +79,11 @@ pub fn validate_finalizer_name(name: &str) -> Result<(), FinalizerNameError> {
     if local.contains('/') {
         return refuse("it has more than one '/'");
     }
-    if !is_dns_subdomain(prefix) {
+    if crate::names::check_dns_subdomain(prefix).is_err() {
         return refuse(
             "its prefix is not a DNS subdomain (at most 253 lowercase letters, digits, '-' \
-             and '.', each dot-separated label beginning and ending with a letter or digit)",
+             and '.', each dot-separated label of at most 63 beginning and ending with a letter or \
+             digit)",
         );
     }
     if crate::names::check_name_part(local).is_err() {
@@ -95,17 +93,6 @@ pub fn validate_finalizer_name(name: &str) -> Result<(), FinalizerNameError> {
         );
     }
     Ok(())
-}
-
-fn is_dns_subdomain(prefix: &str) -> bool {
-    let is_label = |label: &str| {
-        label.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
-            && label.ends_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
-            && label
-                .chars()
-                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
-    };
-    prefix.len() <= MAX_PREFIX_LEN && prefix.split('.').all(is_label)
 }
 
 /// Why [`finalize`] failed.
@@ -257,7 +244,14 @@ mod tests {
         let problem = |name: &str| validate_finalizer_name(name).unwrap_err().problem;
         assert_eq!(problem("cleanup"), "it has no domain prefix");
         assert!(problem("a/b/c").contains("more than one"));
-        for bad_prefix in ["/cleanup", "Example.com/cleanup", "-a.com/x", "a..com/x"] {
+        let long_label = format!("{}.com/x", "a".repeat(64));
+        for bad_prefix in [
+            "/cleanup",
+            "Example.com/cleanup",
+            "-a.com/x",
+            "a..com/x",
+            &long_label,
+        ] {
             assert!(
                 problem(bad_prefix).contains("DNS subdomain"),
                 "{bad_prefix}"
