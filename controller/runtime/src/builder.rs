@@ -13,7 +13,11 @@
 //! impl Reconciler<Memcached> for MemcachedReconciler {
 //!     type Error = kube::Error;
 //!
-//!     async fn reconcile(&self, memcached: Arc<Memcached>, ctx: &Context) -> Result<Action, kube::Error> {
+//!     async fn reconcile(
+//!         &self,
+//!         memcached: Arc<Memcached>,
+//!         ctx: &Context,
+//!     ) -> Result<Action, kube::Error> {
 //!         // Read the world through `ctx`, make it as `memcached` says, report in its status.
 //!         Ok(Action::await_change())
 //!     }
