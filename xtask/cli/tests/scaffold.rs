@@ -537,12 +537,17 @@ fn create_api_and_webhook_write_each_option_at_the_markers() {
     assert!(armada_types.contains(
         "    status = ArmadaStatus,\n    resource(path = \"armadae\", scope = \"Cluster\"),\n"
     ));
+    // The reconcilers are the same whatever the scope (the Context finds each kind's API);
+    // the controller tests read a cluster-scoped kind cluster-wide.
     let armada_reconciler = project.read("controller/src/armada/reconciler.rs");
-    assert!(armada_reconciler.contains("let api: Api<Armada> = Api::all(self.client.clone());"));
+    assert!(armada_reconciler.contains("ctx.apply_status(&*armada, &status).await?;"));
     assert!(armada_reconciler.contains("resources = [\"armadae/status\"],"));
     let frigate_reconciler = project.read("controller/src/frigate/reconciler.rs");
-    assert!(frigate_reconciler.contains("let api: Api<Frigate> = Api::namespaced("));
-    assert!(frigate_reconciler.contains("&frigate.namespace().unwrap_or_default(),"));
+    assert!(frigate_reconciler.contains("ctx.apply_status(&*frigate, &status).await?;"));
+    let armada_test = project.read("controller/tests/armada_controller.rs");
+    assert!(armada_test.contains("let api: Api<Armada> = Api::all(client);"));
+    let frigate_test = project.read("controller/tests/frigate_controller.rs");
+    assert!(frigate_test.contains("let api: Api<Frigate> = Api::namespaced(client, &namespace);"));
     let armada_webhook = project.read("controller/src/armada/webhook.rs");
     assert!(armada_webhook.contains("Webhooks::new().validator(Validator)"));
     assert!(!armada_webhook.contains("Defaulter"));
