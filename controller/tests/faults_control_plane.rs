@@ -18,8 +18,8 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding};
 use kube::api::{Api, DeleteParams, ListParams, PostParams};
 use kube::{Client, ResourceExt as _};
 use kubebuilder_envtest::faults::{self, FaultReport};
+use kubebuilder_envtest::http_client::HttpClient;
 use kubebuilder_envtest::{ControlPlane, Options};
-use kubebuilder_runtime::client::HttpClient;
 use kubebuilder_runtime::{Manager, SystemClock};
 use serde_json::json;
 

@@ -19,7 +19,7 @@ use k8s_openapi::api::coordination::v1::Lease;
 use kube::ResourceExt as _;
 use kube::api::{Api, ListParams};
 use kubebuilder_envtest::faults::{FaultReport, cycles, slow_cycles};
-use kubebuilder_runtime::client::HttpClient;
+use kubebuilder_envtest::http_client::HttpClient;
 use serde_json::json;
 use tokio::process::Child;
 

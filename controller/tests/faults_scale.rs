@@ -20,7 +20,7 @@ use kube::ResourceExt as _;
 use kube::api::{Api, PostParams};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kubebuilder_envtest::faults::FaultReport;
-use kubebuilder_runtime::client::HttpClient;
+use kubebuilder_envtest::http_client::HttpClient;
 use serde_json::json;
 
 /// CronJobs, as the scale fault asks.

@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::ServiceAccount;
 use k8s_openapi::api::rbac::v1::{ClusterRole, RoleBinding};
 use kube::Client;
 use kube::api::{Api, PostParams};
-use kubebuilder_runtime::client::HttpClient;
+use kubebuilder_envtest::http_client::HttpClient;
 use kubebuilder_runtime::{BindAddress, ManagerArgs};
 use serde_json::json;
 

@@ -25,13 +25,9 @@
 
 pub mod apply;
 mod backoff;
-#[cfg(feature = "test-util")]
-pub mod bench;
 mod builder;
 pub mod cache;
 pub mod certs;
-#[cfg(feature = "test-util")]
-pub mod client;
 pub mod clock;
 pub mod conditions;
 mod context;

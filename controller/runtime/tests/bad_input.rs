@@ -22,9 +22,9 @@ use bytes::Bytes;
 use common::{Widget, test_args};
 use http_body_util::Full;
 use kubebuilder_envtest::faults::FaultReport;
+use kubebuilder_envtest::http_client::{HttpClient, Reply};
 use kubebuilder_envtest::shared;
 use kubebuilder_runtime::certs::write_loopback_serving_certificate;
-use kubebuilder_runtime::client::{HttpClient, Reply};
 use kubebuilder_runtime::webhook::{
     AdmissionContext, BODY_READ_TIMEOUT, Defaulter, FieldError, HANDSHAKE_TIMEOUT,
     HEADER_READ_TIMEOUT, MAX_ADMISSION_REVIEW_BYTES, MAX_CONVERSION_REVIEW_BYTES, Webhooks,
@@ -839,7 +839,7 @@ fn conversion_bodies() -> BoxedStrategy<(Body, Expect)> {
 /// Sends `request` on the keep-alive `connection`, opened again from `client` when the
 /// exchange failed (so that one failure is counted once).
 async fn send_on(
-    connection: &mut kubebuilder_runtime::client::Connection,
+    connection: &mut kubebuilder_envtest::http_client::Connection,
     client: &HttpClient,
     request: http::Request<Full<Bytes>>,
 ) -> Result<Reply, String> {
@@ -855,7 +855,7 @@ async fn send_on(
 /// Sends a bodiless `method` request for `path` on the keep-alive `connection` (opened
 /// again from `client` when the exchange failed): its status, or why it was not `expected`.
 async fn keep_alive(
-    connection: &mut kubebuilder_runtime::client::Connection,
+    connection: &mut kubebuilder_envtest::http_client::Connection,
     client: &HttpClient,
     method: &str,
     path: &str,
@@ -906,8 +906,8 @@ struct WebhookRun<'a> {
     servers: &'a Servers,
     admission: Draw,
     conversion: Draw,
-    bad: kubebuilder_runtime::client::Connection,
-    good: kubebuilder_runtime::client::Connection,
+    bad: kubebuilder_envtest::http_client::Connection,
+    good: kubebuilder_envtest::http_client::Connection,
 }
 
 impl Rounds for WebhookRun<'_> {
@@ -1094,8 +1094,8 @@ struct PlainRun<'a> {
     client: &'a HttpClient,
     /// Its endpoint (`/metrics`, `/healthz`): a GET there is the good request.
     path: &'static str,
-    bad: kubebuilder_runtime::client::Connection,
-    good: kubebuilder_runtime::client::Connection,
+    bad: kubebuilder_envtest::http_client::Connection,
+    good: kubebuilder_envtest::http_client::Connection,
 }
 
 impl Rounds for PlainRun<'_> {

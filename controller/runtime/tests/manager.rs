@@ -20,9 +20,9 @@ use k8s_openapi::api::rbac::v1::ClusterRole;
 use kube::api::{Api, Patch, PatchParams, PostParams};
 use kube::runtime::controller::Action;
 use kube::{Client, ResourceExt as _};
+use kubebuilder_envtest::http_client::HttpClient;
 use kubebuilder_envtest::shared;
 use kubebuilder_runtime::certs::write_loopback_serving_certificate;
-use kubebuilder_runtime::client::HttpClient;
 use kubebuilder_runtime::conditions;
 use kubebuilder_runtime::predicate::GenerationChanged;
 use kubebuilder_runtime::{

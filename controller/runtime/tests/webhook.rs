@@ -18,10 +18,10 @@ use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams
 use kube::core::admission::{AdmissionRequest, AdmissionResponse};
 use kube::core::{ApiResource, GroupVersionKind};
 use kubebuilder::webhook::{Declared, Webhook};
+use kubebuilder_envtest::http_client::HttpClient;
+use kubebuilder_envtest::load::admission_load;
 use kubebuilder_envtest::shared;
-use kubebuilder_runtime::bench::admission_load;
 use kubebuilder_runtime::certs::{CertificateAuthority, write_loopback_serving_certificate};
-use kubebuilder_runtime::client::HttpClient;
 use kubebuilder_runtime::webhook::{
     AdmissionContext, Defaulter, FieldError, FieldPath, LoopbackRegistration, Validator, Warnings,
     Webhooks,

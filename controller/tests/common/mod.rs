@@ -346,8 +346,8 @@ pub fn free_port() -> u16 {
 /// on free loopback ports, webhooks off; stdout dropped, stopped when dropped.
 pub struct ControllerBinary {
     pub command: tokio::process::Command,
-    pub metrics: kubebuilder_runtime::client::HttpClient,
-    pub probes: kubebuilder_runtime::client::HttpClient,
+    pub metrics: kubebuilder_envtest::http_client::HttpClient,
+    pub probes: kubebuilder_envtest::http_client::HttpClient,
 }
 
 impl ControllerBinary {
@@ -365,8 +365,9 @@ impl ControllerBinary {
             .env("ENABLE_WEBHOOKS", "false")
             .stdout(std::process::Stdio::null())
             .kill_on_drop(true);
-        let plain =
-            |port| kubebuilder_runtime::client::HttpClient::plain(([127, 0, 0, 1], port).into());
+        let plain = |port| {
+            kubebuilder_envtest::http_client::HttpClient::plain(([127, 0, 0, 1], port).into())
+        };
         Self {
             command,
             metrics: plain(metrics_port),

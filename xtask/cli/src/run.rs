@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use kube::config::Kubeconfig;
+use kubebuilder_envtest::http_client::HttpClient;
 use kubebuilder_envtest::{ControlPlane, assets};
-use kubebuilder_runtime::client::HttpClient;
 
 use crate::deploy::{self, DeployArgs};
 

@@ -78,6 +78,32 @@ fn installed_objects_as_kustomize_renders_them(root: &Path) -> BTreeSet<String> 
     ours
 }
 
+/// The manager as its project builds it: the runtime's features, unified over the whole
+/// workspace (the xtask crate and the tests' helpers included, as `cargo build` does),
+/// bring no test helper into it; and its binary (built by the project's tests) holds no
+/// fault-injection hook.
+fn manager_holds_no_test_helper_and_no_crash_hook(root: &Path) {
+    let args = [
+        "tree",
+        "--workspace",
+        "-e",
+        "features",
+        "-i",
+        "kubebuilder-runtime",
+    ];
+    let tree = cargo(root, &args, &[]);
+    assert!(tree.status.success(), "{tree:?}");
+    let tree = String::from_utf8(tree.stdout).unwrap();
+    assert!(tree.contains("controller feature"), "{tree}");
+    assert!(!tree.contains("test-util"), "{tree}");
+    let manager = std::fs::read(artifacts_dir(root).join("debug/controller")).unwrap();
+    let hook = b"KUBEBUILDER_CRASH_AFTER";
+    assert!(
+        !manager.windows(hook.len()).any(|window| window == hook),
+        "the manager binary holds the crash hook"
+    );
+}
+
 #[test]
 #[ignore = "slow (builds a new workspace): `cargo xtask test` runs it in its last step"]
 fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
@@ -107,6 +133,7 @@ fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
 
     // Its own test command: fmt, clippy, manifests --check and its tests, on a control plane.
     cargo_ok(&root, &["xtask", "test"]);
+    manager_holds_no_test_helper_and_no_crash_hook(&root);
 
     // Its config/ deploys from the start: the kustomize subset and kustomize agree on it.
     installed_objects_as_kustomize_renders_them(&root);

@@ -9,12 +9,19 @@
 //! let client = plane.client().await?;
 //! # Ok(()) }
 //! ```
+//!
+//! Beside it, for tests and benchmarks of a manager: [`http_client`], an HTTP/1.1 client
+//! for the manager's own servers (probes, metrics, webhooks), and [`load`], a webhook load
+//! generator with its percentiles. They live here, not in the runtime, so that no build of
+//! an operator links them.
 
 #![warn(missing_docs)]
 
 pub mod assets;
 pub mod faults;
+pub mod http_client;
 pub mod image;
+pub mod load;
 pub mod node;
 mod plane;
 mod process;

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
 use kubebuilder_cli::tools;
-use kubebuilder_runtime::bench::percentile;
+use kubebuilder_envtest::load::percentile;
 
 /// The file and marker our edit flips.
 const OUR_TYPES: &str = "api/src/v1/cronjob_types.rs";

@@ -18,10 +18,10 @@ use anyhow::{Context, Result, bail, ensure};
 use controller::cronjob::webhook::webhooks;
 use kubebuilder::conversion::CONVERT_PATH;
 use kubebuilder::webhook::Webhook;
+use kubebuilder_envtest::http_client::HttpClient;
+use kubebuilder_envtest::load::{BenchReport, admission_load};
 use kubebuilder_envtest::{ControlPlane, assets};
-use kubebuilder_runtime::bench::{BenchReport, admission_load};
 use kubebuilder_runtime::certs::write_loopback_serving_certificate;
-use kubebuilder_runtime::client::HttpClient;
 use kubebuilder_runtime::{BindAddress, Manager, ManagerArgs};
 use serde_json::{Value, json};
 

@@ -56,8 +56,8 @@ use k8s_openapi::jiff::{SignedDuration, Timestamp};
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, PostParams};
 use kube::runtime::{WatchStreamExt as _, watcher};
 use kube::{Client, ResourceExt as _};
+use kubebuilder_envtest::http_client::HttpClient;
 use kubebuilder_envtest::{ControlPlane, assets, open_watches};
-use kubebuilder_runtime::client::HttpClient;
 use serde_json::json;
 
 use kubebuilder_cli::run::{build_manager, free_port, spawn_manager, stop_manager, wait_ready};

@@ -1,7 +1,7 @@
 //! The tables `bench controller` prints: one per build (a column per size), the bytes
 //! each CronJob adds, and the ratios of this tree to the compared revision.
 
-use kubebuilder_runtime::bench::percentile;
+use kubebuilder_envtest::load::percentile;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use http::StatusCode;
 
-use crate::client::{ClientError, HttpClient};
+use crate::http_client::{ClientError, HttpClient};
 
 /// What one run measured.
 #[derive(Clone, Debug)]

@@ -1,4 +1,4 @@
-//! A small HTTP/1.1 client for this crate's own servers, over plain TCP or TLS trusting a
+//! A small HTTP/1.1 client for the runtime's servers, over plain TCP or TLS trusting a
 //! given CA: what benchmarks and tests use to call the webhook, metrics and probe
 //! servers directly, to see which certificate a server presents, and to write bytes no
 //! HTTP client would ([`HttpClient::stream`]).
