@@ -13,7 +13,9 @@ use crate::apply::{Applier, ApplyError};
 use crate::cache::{Cache, CacheScope};
 use crate::events::{Recorder, Reporter};
 
-/// The controller's view of the cluster, for one reconcile (see the [module](self)).
+/// The controller's view of the cluster, handed to each reconcile beside its object: the
+/// controller's client (fenced on the leader with `--leader-elect`), the manager's cache,
+/// and an Event recorder and a server-side applier named `<name>-controller`.
 #[derive(Clone)]
 pub struct Context {
     client: Client,
