@@ -26,21 +26,21 @@ pub use commands::{Cli, Command, GlobalArgs, run, workspace_packages, xtask_exe}
 #[cfg(feature = "xtask")]
 pub mod certmanager;
 #[cfg(feature = "xtask")]
-pub mod cluster;
+mod cluster;
 #[cfg(feature = "xtask")]
-pub mod deploy;
+mod deploy;
 #[cfg(feature = "xtask")]
-pub mod e2e;
+mod e2e;
 #[cfg(feature = "xtask")]
-pub mod envtest;
+mod envtest;
 #[cfg(feature = "xtask")]
-pub mod faults;
+mod faults;
 #[cfg(feature = "xtask")]
 pub mod helm;
 #[cfg(feature = "xtask")]
 pub mod image;
 #[cfg(feature = "xtask")]
-pub mod installer;
+mod installer;
 #[cfg(feature = "xtask")]
 pub mod kustomize;
 #[cfg(feature = "xtask")]
@@ -50,7 +50,7 @@ mod rollout;
 #[cfg(feature = "xtask")]
 pub mod run;
 #[cfg(feature = "xtask")]
-pub mod test;
+mod test;
 
 use std::path::{Path, PathBuf};
 
