@@ -339,11 +339,6 @@ impl ControllerContext {
         self.readiness.set_ready(&self.cache);
     }
 
-    /// The controller's reconcile metrics.
-    pub fn metrics(&self) -> &ControllerMetrics {
-        &self.metrics
-    }
-
     /// Stops the manager because this controller cannot start (`error` says why): a
     /// manager must not run on without one of its controllers.
     pub(crate) fn fail(&self, error: &(dyn std::error::Error + Send + Sync)) {

@@ -25,7 +25,7 @@ use crate::http::{Body, respond, text};
 mod process;
 mod workqueue;
 
-pub use workqueue::Workqueue;
+pub(crate) use workqueue::Workqueue;
 
 /// controller-runtime's buckets for `controller_runtime_reconcile_time_seconds`.
 const RECONCILE_TIME_BUCKETS: [f64; 40] = [
@@ -237,7 +237,7 @@ impl Metrics {
     }
 
     /// The reconcile and workqueue metrics of one controller.
-    pub fn controller(&self, name: &str) -> ControllerMetrics {
+    pub(crate) fn controller(&self, name: &str) -> ControllerMetrics {
         let labels = ControllerLabels {
             controller: name.to_owned(),
         };
@@ -327,7 +327,7 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// How one reconcile ended, as the `result` label of `controller_runtime_reconcile_total`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReconcileResult {
+pub(crate) enum ReconcileResult {
     /// Done; nothing scheduled.
     Success,
     /// The reconciler failed (returned an error, panicked or timed out).
@@ -358,7 +358,7 @@ impl ReconcileResult {
 
 /// The reconcile and workqueue metrics of one controller.
 #[derive(Clone, Debug)]
-pub struct ControllerMetrics {
+pub(crate) struct ControllerMetrics {
     metrics: Metrics,
     queue: Workqueue,
     labels: ControllerLabels,
@@ -366,7 +366,7 @@ pub struct ControllerMetrics {
 
 impl ControllerMetrics {
     /// Counts a worker as busy until the returned guard is dropped.
-    pub fn worker_started(&self) -> ActiveWorker {
+    pub(crate) fn worker_started(&self) -> ActiveWorker {
         let gauge = self
             .metrics
             .active_workers
@@ -376,7 +376,7 @@ impl ControllerMetrics {
     }
 
     /// Records one finished reconcile.
-    pub fn record(&self, result: ReconcileResult, took: Duration) {
+    pub(crate) fn record(&self, result: ReconcileResult, took: Duration) {
         let labels = ResultLabels {
             controller: self.labels.controller.clone(),
             result: result.label(),
@@ -395,7 +395,7 @@ impl ControllerMetrics {
     }
 
     /// Sets `controller_runtime_max_concurrent_reconciles`.
-    pub fn set_max_concurrent_reconciles(&self, max: u16) {
+    pub(crate) fn set_max_concurrent_reconciles(&self, max: u16) {
         self.metrics
             .max_concurrent_reconciles
             .get_or_create(&self.labels)
@@ -403,7 +403,7 @@ impl ControllerMetrics {
     }
 
     /// Counts a reconcile that panicked (it is also recorded as an error).
-    pub fn record_panic(&self) {
+    pub(crate) fn record_panic(&self) {
         self.metrics
             .reconcile_panics
             .get_or_create(&self.labels)
@@ -411,7 +411,7 @@ impl ControllerMetrics {
     }
 
     /// The controller's workqueue metrics.
-    pub fn queue(&self) -> &Workqueue {
+    pub(crate) fn queue(&self) -> &Workqueue {
         &self.queue
     }
 }
@@ -419,7 +419,7 @@ impl ControllerMetrics {
 /// A busy worker; decrements `controller_runtime_active_workers` when dropped, also when
 /// the reconcile is cancelled.
 #[derive(Debug)]
-pub struct ActiveWorker(Gauge);
+pub(crate) struct ActiveWorker(Gauge);
 
 impl Drop for ActiveWorker {
     fn drop(&mut self) {
