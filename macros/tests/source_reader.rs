@@ -30,7 +30,7 @@ fn cases(kind: &str) -> Vec<PathBuf> {
     cases
 }
 
-fn read(case: &Path) -> Result<kubebuilder::declarations::Declarations, source::Unread> {
+fn read(case: &Path) -> Result<kubebuilder::declarations::Declarations, source::DeferToBuild> {
     let krate = Crate {
         name: "case".to_owned(),
         root: case.to_owned(),

@@ -370,7 +370,7 @@ impl ControllerContext {
     {
         self.metrics
             .set_max_concurrent_reconciles(self.max_concurrent_reconciles);
-        let guard = Guard {
+        let guard = Supervision {
             controller: self.name.clone(),
             metrics: self.metrics.clone(),
             backoff: Arc::new(Backoff::new(self.rate_limiter)),
@@ -467,15 +467,16 @@ enum ReconcileFailure<E> {
 /// One reconcile of a controller, as kube-runtime runs it.
 type Reconciling<E> = futures::future::BoxFuture<'static, Result<Action, ReconcileFailure<E>>>;
 
-/// What every reconcile of one controller shares.
-struct Guard<K: Resource> {
+/// What watches over every reconcile of one controller: its metrics, its back-off and its
+/// timeout.
+struct Supervision<K: Resource> {
     controller: String,
     metrics: ControllerMetrics,
     backoff: Arc<Backoff<ObjectRef<K>>>,
     timeout: Option<Duration>,
 }
 
-impl<K: Resource> Clone for Guard<K> {
+impl<K: Resource> Clone for Supervision<K> {
     fn clone(&self) -> Self {
         Self {
             controller: self.controller.clone(),
@@ -503,7 +504,7 @@ impl<K: Resource> Clone for Guard<K> {
 /// `controller_runtime_reconcile_panics_total`, and retried like an error.
 fn instrument<K, Ctx, R, Fut, E>(
     reconcile: R,
-    guard: Guard<Compact<K>>,
+    guard: Supervision<Compact<K>>,
     kind: Arc<KindInfo<K>>,
 ) -> impl FnMut(Arc<Compact<K>>, Arc<Ctx>) -> Reconciling<E>
 where
@@ -577,7 +578,7 @@ where
     }
 }
 
-impl<K: Resource> Guard<K> {
+impl<K: Resource> Supervision<K> {
     /// Runs a reconcile to its end, its panic or its timeout.
     async fn run_bounded<E>(
         &self,
@@ -667,8 +668,8 @@ mod tests {
         ))
     }
 
-    fn guard(metrics: &Metrics, timeout: Option<Duration>) -> Guard<Compact<ConfigMap>> {
-        Guard {
+    fn guard(metrics: &Metrics, timeout: Option<Duration>) -> Supervision<Compact<ConfigMap>> {
+        Supervision {
             controller: "test".into(),
             metrics: metrics.controller("test"),
             backoff: Arc::new(Backoff::default()),

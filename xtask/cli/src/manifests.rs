@@ -144,8 +144,8 @@ pub const DECLARATIONS_PACKAGE: &str = "declarations";
 pub fn declarations(root: &Path, options: &crd::Options) -> Result<Declarations> {
     match source::read(root, options) {
         Ok(declarations) => Ok(declarations),
-        Err(unread) => {
-            eprintln!("manifests: building the declarations, since {unread}");
+        Err(deferred) => {
+            eprintln!("manifests: building the declarations, since {deferred}");
             built(root, options)
         }
     }

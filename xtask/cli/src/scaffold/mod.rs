@@ -31,7 +31,7 @@ use self::plan::Plan;
 use self::project::Project;
 use self::templates::Values;
 use crate::manifests;
-use crate::source::{self, Unread, unread};
+use crate::source::{self, DeferToBuild, defer_to_build};
 
 /// kubebuilder's CLI: the commands of `cargo kubebuilder`, which a project's `cargo xtask`
 /// has as well.
@@ -157,8 +157,8 @@ fn regenerate_manifests(root: &Path) -> Result<()> {
             let outputs = manifests::outputs(root, &declarations, namespace.as_deref())?;
             manifests::write(root, &outputs)
         }
-        Err(unread) => {
-            eprintln!("create: running the project's `cargo xtask manifests`, since {unread}");
+        Err(deferred) => {
+            eprintln!("create: running the project's `cargo xtask manifests`, since {deferred}");
             project_manifests(root)
         }
     }
@@ -166,7 +166,7 @@ fn regenerate_manifests(root: &Path) -> Result<()> {
 
 /// Whether the `Cargo.lock` of the workspace at `root` locks this version of kubebuilder-cli,
 /// which then renders the manifests as the project's xtask would.
-fn locks_this_cli(root: &Path) -> Result<(), Unread> {
+fn locks_this_cli(root: &Path) -> Result<(), DeferToBuild> {
     let ours = env!("CARGO_PKG_VERSION");
     let lock = std::fs::read_to_string(root.join("Cargo.lock")).unwrap_or_default();
     let locked = lock
@@ -181,11 +181,11 @@ fn locks_this_cli(root: &Path) -> Result<(), Unread> {
         .and_then(|package| package.get("version")?.as_str().map(str::to_owned));
     match locked {
         Some(version) if version == ours => Ok(()),
-        Some(version) => unread!(
+        Some(version) => defer_to_build!(
             "the project's {} is {version}, not {ours}",
             env!("CARGO_PKG_NAME")
         ),
-        None => unread!("Cargo.lock locks no {}", env!("CARGO_PKG_NAME")),
+        None => defer_to_build!("Cargo.lock locks no {}", env!("CARGO_PKG_NAME")),
     }
 }
 
@@ -388,7 +388,7 @@ mod tests {
         assert_eq!(lock(env!("CARGO_PKG_VERSION")), Ok(()));
         assert_eq!(
             lock("0.0.1"),
-            Err(Unread(format!(
+            Err(DeferToBuild(format!(
                 "the project's kubebuilder-cli is 0.0.1, not {}",
                 env!("CARGO_PKG_VERSION")
             )))
@@ -396,7 +396,9 @@ mod tests {
         std::fs::remove_file(dir.path().join("Cargo.lock")).unwrap();
         assert_eq!(
             locks_this_cli(dir.path()),
-            Err(Unread("Cargo.lock locks no kubebuilder-cli".to_owned()))
+            Err(DeferToBuild(
+                "Cargo.lock locks no kubebuilder-cli".to_owned()
+            ))
         );
     }
 

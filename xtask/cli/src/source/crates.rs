@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use toml::{Table, Value};
 
-use super::{Crate, Unread, unread};
+use super::{Crate, DeferToBuild, defer_to_build};
 use crate::FRAMEWORK_CRATES;
 use crate::manifests::DECLARATIONS_PACKAGE;
 
@@ -17,7 +17,7 @@ const FACADE: &str = "kubebuilder";
 
 /// The crates the declarations binary of the workspace at `root` links for their
 /// declarations, with what their sources call their dependencies.
-pub fn declarations_crates(root: &Path) -> Result<Vec<Crate>, Unread> {
+pub fn declarations_crates(root: &Path) -> Result<Vec<Crate>, DeferToBuild> {
     let workspace = Manifest::read(&root.join("Cargo.toml"))?;
     let binary_dir = workspace.member(root, DECLARATIONS_PACKAGE)?;
     let binary = Manifest::read(&binary_dir.join("Cargo.toml"))?;
@@ -32,7 +32,7 @@ pub fn declarations_crates(root: &Path) -> Result<Vec<Crate>, Unread> {
             continue;
         }
         let Some(dir) = dependency.path else {
-            return unread!(
+            return defer_to_build!(
                 "{DECLARATIONS_PACKAGE} depends on {}, which is not a path dependency",
                 dependency.package
             );
@@ -67,17 +67,17 @@ struct Dependency {
 }
 
 impl Manifest {
-    fn read(path: &Path) -> Result<Manifest, Unread> {
+    fn read(path: &Path) -> Result<Manifest, DeferToBuild> {
         let text = match fs::read_to_string(path) {
             Ok(text) => text,
-            Err(error) => return unread!("reading {}: {error}", path.display()),
+            Err(error) => return defer_to_build!("reading {}: {error}", path.display()),
         };
         match text.parse::<Table>() {
             Ok(table) => Ok(Manifest {
                 path: path.to_owned(),
                 table,
             }),
-            Err(error) => unread!("{} is not TOML: {error}", path.display()),
+            Err(error) => defer_to_build!("{} is not TOML: {error}", path.display()),
         }
     }
 
@@ -92,7 +92,7 @@ impl Manifest {
     }
 
     /// The directory of the workspace member named `package`.
-    fn member(&self, root: &Path, package: &str) -> Result<PathBuf, Unread> {
+    fn member(&self, root: &Path, package: &str) -> Result<PathBuf, DeferToBuild> {
         let members = self
             .get("workspace.members")
             .and_then(Value::as_array)
@@ -109,7 +109,7 @@ impl Manifest {
                 }
             }
         }
-        unread!("the workspace has no package {package}")
+        defer_to_build!("the workspace has no package {package}")
     }
 
     /// The normal dependencies (those of every target included), `dir` being this
@@ -119,7 +119,7 @@ impl Manifest {
         dir: &Path,
         workspace: &Manifest,
         root: &Path,
-    ) -> Result<Vec<Dependency>, Unread> {
+    ) -> Result<Vec<Dependency>, DeferToBuild> {
         let mut tables = vec![self.get("dependencies")];
         if let Some(targets) = self.get("target").and_then(Value::as_table) {
             tables.extend(targets.values().map(|target| target.get("dependencies")));
@@ -127,7 +127,10 @@ impl Manifest {
         let mut dependencies = Vec::new();
         for table in tables.into_iter().flatten() {
             let Some(table) = table.as_table() else {
-                return unread!("{}: a dependency table is not a table", self.path.display());
+                return defer_to_build!(
+                    "{}: a dependency table is not a table",
+                    self.path.display()
+                );
             };
             for (key, spec) in table {
                 dependencies.push(dependency(key, spec, dir, workspace, root)?);
@@ -137,12 +140,12 @@ impl Manifest {
     }
 
     /// The library of the package at `dir`, with these dependencies, as a crate to read.
-    fn library(&self, dir: &Path, dependencies: &[Dependency]) -> Result<Crate, Unread> {
+    fn library(&self, dir: &Path, dependencies: &[Dependency]) -> Result<Crate, DeferToBuild> {
         let Some(package) = self.str("package.name") else {
-            return unread!("{} names no package", self.path.display());
+            return defer_to_build!("{} names no package", self.path.display());
         };
         if self.get("lib.proc-macro").and_then(Value::as_bool) == Some(true) {
-            return unread!("{package} is a proc-macro crate");
+            return defer_to_build!("{package} is a proc-macro crate");
         }
         let name = self
             .str("lib.name")
@@ -172,7 +175,7 @@ fn dependency(
     dir: &Path,
     workspace: &Manifest,
     root: &Path,
-) -> Result<Dependency, Unread> {
+) -> Result<Dependency, DeferToBuild> {
     let inherited = spec.get("workspace").and_then(Value::as_bool) == Some(true);
     let (spec, base) = if inherited {
         match workspace
@@ -180,7 +183,7 @@ fn dependency(
             .and_then(|d| d.get(key))
         {
             Some(spec) => (spec, root),
-            None => return unread!("{key} has no entry in [workspace.dependencies]"),
+            None => return defer_to_build!("{key} has no entry in [workspace.dependencies]"),
         }
     } else {
         (spec, dir)
@@ -201,10 +204,12 @@ fn dependency(
 }
 
 /// A `workspace.members` entry: a directory, or a glob whose last part is `*`.
-fn expand_member(root: &Path, member: &str) -> Result<Vec<PathBuf>, Unread> {
+fn expand_member(root: &Path, member: &str) -> Result<Vec<PathBuf>, DeferToBuild> {
     let Some(parent) = member.strip_suffix("/*") else {
         if member.contains(['*', '?', '[']) {
-            return unread!("the workspace member pattern {member} is not `dir` or `dir/*`");
+            return defer_to_build!(
+                "the workspace member pattern {member} is not `dir` or `dir/*`"
+            );
         }
         return Ok(vec![root.join(member)]);
     };
@@ -226,13 +231,15 @@ fn expand_member(root: &Path, member: &str) -> Result<Vec<PathBuf>, Unread> {
 /// too) that depends on the `kubebuilder` crate is one read here or one of kubebuilder for
 /// Rust's own, which declare nothing. `declared` are the packages whose manifests were
 /// read, with their dependencies.
-fn check_lock(root: &Path, declared: &[(String, Vec<String>)]) -> Result<(), Unread> {
+fn check_lock(root: &Path, declared: &[(String, Vec<String>)]) -> Result<(), DeferToBuild> {
     let lock = Manifest::read(&root.join("Cargo.lock"))?;
     let graph = lock_graph(&lock);
     for (package, dependencies) in declared {
         let locked = graph.get(package).map(Vec::as_slice).unwrap_or_default();
         if let Some(missing) = dependencies.iter().find(|d| !locked.contains(d)) {
-            return unread!("Cargo.lock does not lock {missing}, a dependency of {package}, yet");
+            return defer_to_build!(
+                "Cargo.lock does not lock {missing}, a dependency of {package}, yet"
+            );
         }
     }
     let mut seen = BTreeSet::new();
@@ -246,7 +253,7 @@ fn check_lock(root: &Path, declared: &[(String, Vec<String>)]) -> Result<(), Unr
         let known = FRAMEWORK_CRATES.contains(&package.as_str())
             || declared.iter().any(|(read, _)| *read == package);
         if registers && !known {
-            return unread!(
+            return defer_to_build!(
                 "{package} depends on {FACADE}, so it may declare what only a build sees"
             );
         }

@@ -18,7 +18,7 @@ use syn::{Attribute, Item};
 use super::modules::{ModuleId, Sources, is_ours, item_attributes};
 use super::names::{Names, Resolved};
 use super::types::{Types, check_markers, leak, leak_shape, leak_slice, refused, render};
-use super::{Unread, unread};
+use super::{DeferToBuild, defer_to_build};
 
 /// Attributes an API type, its fields and variants may carry beside ours: none of them
 /// changes the item before the attribute macro reads it.
@@ -56,7 +56,7 @@ pub struct Found<'s> {
 
 impl<'s> Found<'s> {
     /// Reads every attribute of every module.
-    pub fn collect(sources: &'s Sources) -> Result<Found<'s>, Unread> {
+    pub fn collect(sources: &'s Sources) -> Result<Found<'s>, DeferToBuild> {
         let mut found = Found {
             sources,
             api_types: BTreeMap::new(),
@@ -67,8 +67,8 @@ impl<'s> Found<'s> {
         };
         for (module, contents) in sources.modules.iter().enumerate() {
             for item in &contents.items {
-                found.item(module, item).map_err(|Unread(reason)| {
-                    Unread(format!("{}: {reason}", contents.file.display()))
+                found.item(module, item).map_err(|DeferToBuild(reason)| {
+                    DeferToBuild(format!("{}: {reason}", contents.file.display()))
                 })?;
             }
         }
@@ -76,7 +76,7 @@ impl<'s> Found<'s> {
     }
 
     /// The attributes of one module-level item, each read as the macro it names.
-    fn item(&mut self, module: ModuleId, item: &Item) -> Result<(), Unread> {
+    fn item(&mut self, module: ModuleId, item: &Item) -> Result<(), DeferToBuild> {
         let attrs = item_attributes(item);
         let mut declares_type = false;
         let mut read_by_resource = false;
@@ -89,7 +89,7 @@ impl<'s> Found<'s> {
             let name = attr.path().segments.last().map(|s| s.ident.to_string());
             match name.as_deref() {
                 _ if attr.path().segments.len() != 2 => {
-                    return unread!("`#[{}]` on an item", attr.path().to_token_stream());
+                    return defer_to_build!("`#[{}]` on an item", attr.path().to_token_stream());
                 }
                 Some("resource") if !declares_type => {
                     declares_type = true;
@@ -124,32 +124,34 @@ impl<'s> Found<'s> {
                     let read = kubebuilder_attributes::webhook::read_configuration(args);
                     self.configurations.push(errors(read)?);
                 }
-                _ => return unread!("`#[{}]` here", attr.path().to_token_stream()),
+                _ => return defer_to_build!("`#[{}]` here", attr.path().to_token_stream()),
             }
         }
         if declares_type {
             check_inert(item)?;
         } else if has_field_attributes(item) {
-            return unread!("`#[kubebuilder(...)]` in a type without `#[kubebuilder::schema]`");
+            return defer_to_build!(
+                "`#[kubebuilder(...)]` in a type without `#[kubebuilder::schema]`"
+            );
         }
         Ok(())
     }
 
-    fn add_api_type(&mut self, module: ModuleId, api_type: ApiType) -> Result<(), Unread> {
+    fn add_api_type(&mut self, module: ModuleId, api_type: ApiType) -> Result<(), DeferToBuild> {
         let name = api_type.ident.to_string();
         if self
             .api_types
             .insert((module, name.clone()), api_type)
             .is_some()
         {
-            return unread!("`{name}` is declared twice");
+            return defer_to_build!("`{name}` is declared twice");
         }
         Ok(())
     }
 
     /// Evaluates every API type (their checks run whether a kind uses them or not) and
     /// every kind, and renders what they declare.
-    pub fn declarations(&self, options: &crd::Options) -> Result<Declarations, Unread> {
+    pub fn declarations(&self, options: &crd::Options) -> Result<Declarations, DeferToBuild> {
         let kind_names: Vec<(ModuleId, String)> = self
             .kinds
             .iter()
@@ -182,7 +184,7 @@ impl<'s> Found<'s> {
             .collect();
         let crds = crd::merge_all(&versions, options).map_err(|errors| {
             let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
-            Unread(errors.join("; "))
+            DeferToBuild(errors.join("; "))
         })?;
         let rules: Vec<rbac::Rule> = self.rules.iter().map(rule).collect();
         let webhooks: Vec<webhook::Webhook> = self.webhooks.iter().map(webhook).collect();
@@ -198,7 +200,7 @@ impl<'s> Found<'s> {
             crds,
             roles: rbac::roles(&rules, rbac::DEFAULT_ROLE_NAME),
             webhooks: webhook::manifests(&webhooks, &configurations)
-                .map_err(|error| Unread(error.to_string()))?,
+                .map_err(|error| DeferToBuild(error.to_string()))?,
         })
     }
 }
@@ -212,7 +214,7 @@ struct Versions<'f, 's> {
 
 impl Versions<'_, '_> {
     /// `CustomResource::VERSION` as `resource/generate.rs` writes it, after its checks.
-    fn version(&self, found: &FoundKind) -> Result<Version, Unread> {
+    fn version(&self, found: &FoundKind) -> Result<Version, DeferToBuild> {
         let resource = &found.resource;
         let spec_type = &self.found.api_types[&(found.module, found.spec.clone())];
         let names = resource.names(&found.kind, &spec_type.doc);
@@ -295,9 +297,9 @@ impl Versions<'_, '_> {
     }
 
     /// The index of the kind `hub` names.
-    fn hub(&self, found: &FoundKind, hub: &syn::Path) -> Result<usize, Unread> {
+    fn hub(&self, found: &FoundKind, hub: &syn::Path) -> Result<usize, DeferToBuild> {
         let Resolved::Kind(module, kind) = self.names.resolve(found.module, hub)? else {
-            return unread!("`hub` names no kind");
+            return defer_to_build!("`hub` names no kind");
         };
         match self
             .found
@@ -306,7 +308,7 @@ impl Versions<'_, '_> {
             .position(|k| k.module == module && k.kind == kind)
         {
             Some(index) => Ok(index),
-            None => unread!("`hub` names no kind"),
+            None => defer_to_build!("`hub` names no kind"),
         }
     }
 
@@ -318,7 +320,7 @@ impl Versions<'_, '_> {
         found: &FoundKind,
         version: &Version,
         versions: &[Version],
-    ) -> Result<(), Unread> {
+    ) -> Result<(), DeferToBuild> {
         let Some(hub) = &found.resource.hub else {
             return Ok(());
         };
@@ -330,7 +332,7 @@ impl Versions<'_, '_> {
         ))?;
         let target = &self.found.kinds[target];
         if !self.found.sources.modules[found.module].skipped && !self.converts(found, target)? {
-            return unread!(
+            return defer_to_build!(
                 "{} names {} as its hub, and the sources hold no `impl Spoke<...> for {}`",
                 found.kind,
                 target.kind,
@@ -349,10 +351,10 @@ impl Versions<'_, '_> {
         names: &KindNames,
         spec: &Shape,
         status: Option<Shape>,
-    ) -> Result<(), Unread> {
+    ) -> Result<(), DeferToBuild> {
         let resource = &found.resource;
         if resource.spec == SpecKind::Optional && !self.has_default(found)? {
-            return unread!(
+            return defer_to_build!(
                 "{} has `spec = \"optional\"` and the sources hold no `Default` for {}",
                 found.kind,
                 found.spec
@@ -382,7 +384,7 @@ impl Versions<'_, '_> {
 
     /// Whether a module of `found`'s crate implements `kubebuilder::conversion::Spoke<hub>`
     /// for it, which its registration as a spoke needs.
-    fn converts(&self, found: &FoundKind, hub: &FoundKind) -> Result<bool, Unread> {
+    fn converts(&self, found: &FoundKind, hub: &FoundKind) -> Result<bool, DeferToBuild> {
         self.implements(
             found.module,
             "kubebuilder::conversion::Spoke",
@@ -392,7 +394,7 @@ impl Versions<'_, '_> {
     }
 
     /// Whether the spec derives or implements `Default`, which `spec = "optional"` needs.
-    fn has_default(&self, found: &FoundKind) -> Result<bool, Unread> {
+    fn has_default(&self, found: &FoundKind) -> Result<bool, DeferToBuild> {
         let derived =
             self.found.sources.modules[found.module]
                 .items
@@ -418,11 +420,11 @@ impl Versions<'_, '_> {
         trait_path: &str,
         argument: Option<&Resolved>,
         self_type: &Resolved,
-    ) -> Result<bool, Unread> {
+    ) -> Result<bool, DeferToBuild> {
         let sources = self.found.sources;
         let krate = sources.modules[module].krate;
         let trait_name = trait_path.rsplit("::").next().unwrap_or_default();
-        let resolve = |module, ty: &syn::Type| -> Result<Option<Resolved>, Unread> {
+        let resolve = |module, ty: &syn::Type| -> Result<Option<Resolved>, DeferToBuild> {
             match ty {
                 syn::Type::Path(path) if path.qself.is_none() => {
                     self.names.resolve(module, &path.path).map(Some)
@@ -576,9 +578,9 @@ fn as_expanded(item: &Item, at: usize) -> Item {
 }
 
 /// The errors a macro reports: a build shows them.
-fn errors<T>(read: Result<T, Errors>) -> Result<T, Unread> {
+fn errors<T>(read: Result<T, Errors>) -> Result<T, DeferToBuild> {
     read.map_err(|errors| {
-        Unread(format!(
+        DeferToBuild(format!(
             "an attribute the macros refuse ({})",
             errors.messages().join("; ")
         ))
@@ -588,9 +590,9 @@ fn errors<T>(read: Result<T, Errors>) -> Result<T, Unread> {
 /// An API type, its fields and its variants carry no attribute that could change them
 /// before ours read them (another attribute macro, a `cfg`, a doc comment from a macro);
 /// `kubebuilder` attributes stand on the type and its fields, not on variants.
-fn check_inert(item: &Item) -> Result<(), Unread> {
+fn check_inert(item: &Item) -> Result<(), DeferToBuild> {
     check_attributes_inert(item_attributes(item), true)?;
-    let fields = |fields: &syn::Fields| -> Result<(), Unread> {
+    let fields = |fields: &syn::Fields| -> Result<(), DeferToBuild> {
         fields
             .iter()
             .try_for_each(|field| check_attributes_inert(&field.attrs, true))
@@ -605,7 +607,7 @@ fn check_inert(item: &Item) -> Result<(), Unread> {
     }
 }
 
-fn check_attributes_inert(attrs: &[Attribute], ours_allowed: bool) -> Result<(), Unread> {
+fn check_attributes_inert(attrs: &[Attribute], ours_allowed: bool) -> Result<(), DeferToBuild> {
     for attr in attrs {
         let path = attr.path();
         let known = (ours_allowed && is_ours(path)) || INERT.iter().any(|name| path.is_ident(name));
@@ -621,7 +623,7 @@ fn check_attributes_inert(attrs: &[Attribute], ours_allowed: bool) -> Result<(),
                 })
             );
         if !known || !literal_doc {
-            return unread!(
+            return defer_to_build!(
                 "`#[{}]` in an API type, which the reader does not follow",
                 path.to_token_stream()
             );

@@ -43,30 +43,30 @@ pub struct Crate {
 
 /// Why the sources were not read: the build decides.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Unread(pub String);
+pub struct DeferToBuild(pub String);
 
-impl fmt::Display for Unread {
+impl fmt::Display for DeferToBuild {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
 }
 
-/// `Err(Unread)` with a formatted reason.
-macro_rules! unread {
+/// `Err(DeferToBuild)` with a formatted reason.
+macro_rules! defer_to_build {
     ($($reason:tt)*) => {
-        ::core::result::Result::Err($crate::source::Unread(::std::format!($($reason)*)))
+        ::core::result::Result::Err($crate::source::DeferToBuild(::std::format!($($reason)*)))
     };
 }
-pub(crate) use unread;
+pub(crate) use defer_to_build;
 
 /// The declarations of the workspace at `root`, read from the sources of the crates its
 /// declarations binary links.
-pub fn read(root: &Path, options: &crd::Options) -> Result<Declarations, Unread> {
+pub fn read(root: &Path, options: &crd::Options) -> Result<Declarations, DeferToBuild> {
     read_crates(&declarations_crates(root)?, options)
 }
 
 /// The declarations of `crates`, read from their sources.
-pub fn read_crates(crates: &[Crate], options: &crd::Options) -> Result<Declarations, Unread> {
+pub fn read_crates(crates: &[Crate], options: &crd::Options) -> Result<Declarations, DeferToBuild> {
     let sources = modules::Sources::load(crates)?;
     let found = kinds::Found::collect(&sources)?;
     found.declarations(options)

@@ -11,7 +11,7 @@ use quote::ToTokens as _;
 use syn::visit::Visit;
 use syn::{Attribute, Item, Meta};
 
-use super::{Crate, Unread, unread};
+use super::{Crate, DeferToBuild, defer_to_build};
 
 /// An index into [`Sources::modules`].
 pub type ModuleId = usize;
@@ -44,7 +44,7 @@ pub struct Module {
 
 impl Sources {
     /// Loads and screens every module of `crates`.
-    pub fn load(crates: &[Crate]) -> Result<Sources, Unread> {
+    pub fn load(crates: &[Crate]) -> Result<Sources, DeferToBuild> {
         let mut sources = Sources {
             crates: Vec::new(),
             modules: Vec::new(),
@@ -65,21 +65,23 @@ impl Sources {
         path: String,
         file: &Path,
         skipped: bool,
-    ) -> Result<ModuleId, Unread> {
+    ) -> Result<ModuleId, DeferToBuild> {
         let text = match fs::read_to_string(file) {
             Ok(text) => text,
-            Err(error) => return unread!("reading {}: {error}", file.display()),
+            Err(error) => return defer_to_build!("reading {}: {error}", file.display()),
         };
         let parsed = match syn::parse_file(&text) {
             Ok(parsed) => parsed,
-            Err(error) => return unread!("{}: {error}", file.display()),
+            Err(error) => return defer_to_build!("{}: {error}", file.display()),
         };
         check_attributes(&parsed, file)?;
         // A file's own `#![cfg(...)]`: as the `mod` item's.
         let items = match cfg(&parsed.attrs) {
             Cfg::On => parsed.items,
             Cfg::Off => Vec::new(),
-            Cfg::Unknown => return unread!("{}: a `#![cfg]` other than `test`", file.display()),
+            Cfg::Unknown => {
+                return defer_to_build!("{}: a `#![cfg]` other than `test`", file.display());
+            }
         };
         let dir = file.parent().unwrap_or(Path::new("")).to_owned();
         let owns_dir = parent.is_none() || file.file_name().is_some_and(|name| name == "mod.rs");
@@ -103,7 +105,7 @@ impl Sources {
         path: String,
         items: Vec<Item>,
         skipped: bool,
-    ) -> Result<ModuleId, Unread> {
+    ) -> Result<ModuleId, DeferToBuild> {
         let id = self.modules.len();
         self.modules.push(Module {
             krate: location.krate,
@@ -119,7 +121,7 @@ impl Sources {
             match cfg(item_attributes(&item)) {
                 Cfg::Off => continue,
                 Cfg::Unknown if declares(&item) => {
-                    return unread!(
+                    return defer_to_build!(
                         "{}: an item under a `cfg` other than `test` in {path}",
                         location.file.display()
                     );
@@ -161,7 +163,7 @@ impl Sources {
         parent_path: &str,
         module: syn::ItemMod,
         skipped: bool,
-    ) -> Result<ModuleId, Unread> {
+    ) -> Result<ModuleId, DeferToBuild> {
         let name = module.ident.to_string();
         let path = format!("{parent_path}::{name}");
         let skipped = skipped || module.attrs.iter().any(|a| is_kubebuilder(a, "skip"));
@@ -179,7 +181,7 @@ impl Sources {
                 self.add_module(&inner, Some(parent), path, items, skipped)
             }
             None if skipped && module.attrs.iter().any(|a| is_kubebuilder(a, "skip")) => {
-                unread!("`#[kubebuilder::skip]` on `mod {name};`, which rustc refuses")
+                defer_to_build!("`#[kubebuilder::skip]` on `mod {name};`, which rustc refuses")
             }
             None => {
                 let file = match explicit {
@@ -314,7 +316,7 @@ pub fn item_attributes(item: &Item) -> &[Attribute] {
 
 /// `macro_rules!` definitions are read only to see that they write no `kubebuilder`
 /// attribute; any other item macro could expand to declarations.
-fn check_item_macro(item: &syn::ItemMacro, file: &Path) -> Result<(), Unread> {
+fn check_item_macro(item: &syn::ItemMacro, file: &Path) -> Result<(), DeferToBuild> {
     let name = item
         .mac
         .path
@@ -324,14 +326,14 @@ fn check_item_macro(item: &syn::ItemMacro, file: &Path) -> Result<(), Unread> {
         .unwrap_or_default();
     if name == "macro_rules" {
         if mentions_kubebuilder(item.mac.tokens.clone()) {
-            return unread!(
+            return defer_to_build!(
                 "{}: a macro_rules! that writes `kubebuilder` attributes",
                 file.display()
             );
         }
         return Ok(());
     }
-    unread!(
+    defer_to_build!(
         "{}: the item macro `{name}!`, whose expansion is only known to a build",
         file.display()
     )
@@ -346,7 +348,7 @@ fn mentions_kubebuilder(tokens: proc_macro2::TokenStream) -> bool {
 }
 
 /// `#[path = "..."]` on a module.
-fn path_attribute(attrs: &[Attribute]) -> Result<Option<String>, Unread> {
+fn path_attribute(attrs: &[Attribute]) -> Result<Option<String>, DeferToBuild> {
     let Some(attr) = attrs.iter().find(|a| a.path().is_ident("path")) else {
         return Ok(None);
     };
@@ -359,7 +361,7 @@ fn path_attribute(attrs: &[Attribute]) -> Result<Option<String>, Unread> {
                 }),
             ..
         }) => Ok(Some(path.value())),
-        _ => unread!("a `#[path]` that is not a string"),
+        _ => defer_to_build!("a `#[path]` that is not a string"),
     }
 }
 
@@ -390,15 +392,15 @@ const ATTRIBUTE_MACROS: &[&str] = &[
 /// Every `kubebuilder` attribute in the file stands where the reader looks for them (the
 /// outer attributes of module-level items, and the fields and variants of module-level
 /// structs and enums), and no import makes them reachable by another name.
-fn check_attributes(file: &syn::File, path: &Path) -> Result<(), Unread> {
+fn check_attributes(file: &syn::File, path: &Path) -> Result<(), DeferToBuild> {
     let mut everywhere = Counter::default();
     everywhere.visit_file(file);
     if let Some(reason) = everywhere.refused {
-        return unread!("{}: {reason}", path.display());
+        return defer_to_build!("{}: {reason}", path.display());
     }
     let looked_at = looked_at(&file.items);
     if everywhere.attributes != looked_at {
-        return unread!(
+        return defer_to_build!(
             "{}: a `kubebuilder` attribute inside a function, impl or other item, where the \
              source reader does not look",
             path.display()

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use syn::{Item, UseTree};
 
 use super::modules::{ModuleId, Sources};
-use super::{Unread, unread};
+use super::{DeferToBuild, defer_to_build};
 
 /// What a path names.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -98,14 +98,14 @@ impl<'a> Names<'a> {
     }
 
     /// What `path` names in `module`.
-    pub fn resolve(&self, module: ModuleId, path: &syn::Path) -> Result<Resolved, Unread> {
+    pub fn resolve(&self, module: ModuleId, path: &syn::Path) -> Result<Resolved, DeferToBuild> {
         let mut segments = Vec::new();
         if path.leading_colon.is_some() {
             segments.push("::".to_owned());
         }
         for segment in &path.segments {
             if !segment.arguments.is_none() && segment != path.segments.last().unwrap() {
-                return unread!("the path `{}` has generic arguments inside", tokens(path));
+                return defer_to_build!("the path `{}` has generic arguments inside", tokens(path));
             }
             segments.push(segment.ident.to_string());
         }
@@ -117,17 +117,17 @@ impl<'a> Names<'a> {
         module: ModuleId,
         segments: &[String],
         depth: usize,
-    ) -> Result<Resolved, Unread> {
+    ) -> Result<Resolved, DeferToBuild> {
         if depth > MAX_DEPTH {
-            return unread!("the imports of {} go in circles", self.path_of(module));
+            return defer_to_build!("the imports of {} go in circles", self.path_of(module));
         }
         let Some((first, rest)) = segments.split_first() else {
-            return unread!("an empty path in {}", self.path_of(module));
+            return defer_to_build!("an empty path in {}", self.path_of(module));
         };
         let mut at = match first.as_str() {
             "::" => {
                 let Some((name, rest)) = rest.split_first() else {
-                    return unread!("`::` alone in {}", self.path_of(module));
+                    return defer_to_build!("`::` alone in {}", self.path_of(module));
                 };
                 return self.walk(self.extern_crate(module, name)?, rest, depth);
             }
@@ -148,17 +148,22 @@ impl<'a> Names<'a> {
     }
 
     /// Follows `rest` from `at`.
-    fn walk(&self, mut at: Resolved, rest: &[String], depth: usize) -> Result<Resolved, Unread> {
+    fn walk(
+        &self,
+        mut at: Resolved,
+        rest: &[String],
+        depth: usize,
+    ) -> Result<Resolved, DeferToBuild> {
         for segment in rest {
             at = match at {
                 Resolved::Module(module) => match self.member(module, segment, depth)? {
                     Some(found) => found,
                     None => {
-                        return unread!("{} has no item `{segment}`", self.path_of(module));
+                        return defer_to_build!("{} has no item `{segment}`", self.path_of(module));
                     }
                 },
                 Resolved::External(path) => Resolved::External(format!("{path}::{segment}")),
-                other => return unread!("`{segment}` is not an item of {other:?}"),
+                other => return defer_to_build!("`{segment}` is not an item of {other:?}"),
             };
         }
         Ok(match at {
@@ -169,7 +174,12 @@ impl<'a> Names<'a> {
 
     /// A name at the start of a path in `module`: its items, imports and globs, then the
     /// crates it depends on, the prelude and the primitives.
-    fn in_scope(&self, module: ModuleId, name: &str, depth: usize) -> Result<Resolved, Unread> {
+    fn in_scope(
+        &self,
+        module: ModuleId,
+        name: &str,
+        depth: usize,
+    ) -> Result<Resolved, DeferToBuild> {
         if let Some(found) = self.member(module, name, depth)? {
             return Ok(found);
         }
@@ -182,7 +192,7 @@ impl<'a> Names<'a> {
         if PRIMITIVES.contains(&name) {
             return Ok(Resolved::Primitive(name.to_owned()));
         }
-        unread!("`{name}` is not in scope in {}", self.path_of(module))
+        defer_to_build!("`{name}` is not in scope in {}", self.path_of(module))
     }
 
     /// A name `module` defines, imports or glob-imports (what a path through it reaches).
@@ -191,7 +201,7 @@ impl<'a> Names<'a> {
         module: ModuleId,
         name: &str,
         depth: usize,
-    ) -> Result<Option<Resolved>, Unread> {
+    ) -> Result<Option<Resolved>, DeferToBuild> {
         let namespace = &self.namespaces[module];
         if let Some(found) = namespace.defined.get(name) {
             return Ok(Some(found.clone()));
@@ -206,7 +216,12 @@ impl<'a> Names<'a> {
                         return Ok(Some(found));
                     }
                 }
-                other => return unread!("a glob import of {other:?} in {}", self.path_of(module)),
+                other => {
+                    return defer_to_build!(
+                        "a glob import of {other:?} in {}",
+                        self.path_of(module)
+                    );
+                }
             }
         }
         Ok(None)
@@ -214,13 +229,13 @@ impl<'a> Names<'a> {
 
     /// A crate `module`'s crate depends on, or the standard library; a crate read is
     /// resolved into its modules.
-    fn extern_crate(&self, module: ModuleId, name: &str) -> Result<Resolved, Unread> {
+    fn extern_crate(&self, module: ModuleId, name: &str) -> Result<Resolved, DeferToBuild> {
         if ["std", "core", "alloc"].contains(&name) {
             return Ok(Resolved::External("std".to_owned()));
         }
         let krate = self.sources.krate(module);
         let Some((_, target)) = krate.externs.iter().find(|(local, _)| local == name) else {
-            return unread!("`{name}` is not a crate {} depends on", krate.name);
+            return defer_to_build!("`{name}` is not a crate {} depends on", krate.name);
         };
         match self.sources.crates.iter().find(|(c, _)| &c.name == target) {
             Some((_, root)) => Ok(Resolved::Module(*root)),
@@ -228,10 +243,10 @@ impl<'a> Names<'a> {
         }
     }
 
-    fn parent(&self, module: ModuleId) -> Result<ModuleId, Unread> {
+    fn parent(&self, module: ModuleId) -> Result<ModuleId, DeferToBuild> {
         match self.sources.modules[module].parent {
             Some(parent) => Ok(parent),
-            None => unread!("`super` at the root of {}", self.path_of(module)),
+            None => defer_to_build!("`super` at the root of {}", self.path_of(module)),
         }
     }
 

@@ -10,12 +10,12 @@ use serde_json::{Value, json};
 use super::*;
 
 /// The declarations of a one-file crate with `source` as its `lib.rs`.
-fn read_lib(source: &str) -> Result<Declarations, Unread> {
+fn read_lib(source: &str) -> Result<Declarations, DeferToBuild> {
     read_files(&[("lib.rs", source)])
 }
 
 /// The declarations of a crate of these files, `lib.rs` its root.
-fn read_files(files: &[(&str, &str)]) -> Result<Declarations, Unread> {
+fn read_files(files: &[(&str, &str)]) -> Result<Declarations, DeferToBuild> {
     let dir = tempfile::tempdir().unwrap();
     for (name, source) in files {
         let path = dir.path().join(name);
@@ -36,10 +36,10 @@ fn read_files(files: &[(&str, &str)]) -> Result<Declarations, Unread> {
 }
 
 /// The reason the crate is not read.
-fn unread(source: &str) -> String {
+fn deferred_reason(source: &str) -> String {
     match read_lib(source) {
         Ok(_) => panic!("read without a build:\n{source}"),
-        Err(Unread(reason)) => reason,
+        Err(DeferToBuild(reason)) => reason,
     }
 }
 
@@ -79,7 +79,7 @@ fn a_schema_attribute_below_the_resource_holds_the_specs_markers() {
     assert_eq!(spec["maxProperties"], 3);
     // Above it, the schema attribute would expand first, over the resource attribute.
     let above = format!("#[kubebuilder::schema]\n{}", KIND.trim_start());
-    assert!(unread(&above).contains("kubebuilder :: resource"));
+    assert!(deferred_reason(&above).contains("kubebuilder :: resource"));
 }
 
 #[test]
@@ -136,7 +136,7 @@ fn module_files_load_as_rustc_finds_them_and_test_only_ones_are_left_out() {
     let declarations = read_files(&files).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(declarations.crds.len(), 1);
     let reason = match read_files(&files[..3]) {
-        Err(Unread(reason)) => reason,
+        Err(DeferToBuild(reason)) => reason,
         Ok(_) => panic!("a missing module file was read"),
     };
     assert!(reason.contains("fixtures/mod.rs"), "{reason}");
@@ -145,15 +145,15 @@ fn module_files_load_as_rustc_finds_them_and_test_only_ones_are_left_out() {
 #[test]
 fn another_cfg_defers_to_the_build() {
     let source = format!("#[cfg(feature = \"big\")]\n{KIND}");
-    assert!(unread(&source).contains("`cfg` other than `test`"));
+    assert!(deferred_reason(&source).contains("`cfg` other than `test`"));
 }
 
 #[test]
 fn item_macros_defer_to_the_build_but_macro_rules_without_attributes() {
     assert!(read_lib(&format!("{KIND}\nmacro_rules! nothing {{ () => {{}} }}")).is_ok());
-    let reason = unread(&format!("{KIND}\nsome_crate::declare! {{ Frigate }}"));
+    let reason = deferred_reason(&format!("{KIND}\nsome_crate::declare! {{ Frigate }}"));
     assert!(reason.contains("item macro `declare!`"), "{reason}");
-    let reason = unread(&format!(
+    let reason = deferred_reason(&format!(
         "{KIND}\nmacro_rules! kind {{ () => {{ #[kubebuilder::schema] pub struct X; }} }}"
     ));
     assert!(reason.contains("macro_rules!"), "{reason}");
@@ -161,7 +161,7 @@ fn item_macros_defer_to_the_build_but_macro_rules_without_attributes() {
 
 #[test]
 fn attributes_where_the_reader_does_not_look_defer_to_the_build() {
-    let reason = unread(&format!(
+    let reason = deferred_reason(&format!(
         "{KIND}\nfn f() {{ #[kubebuilder::schema] struct Local {{ a: i32 }} }}"
     ));
     assert!(
@@ -177,7 +177,7 @@ fn imports_of_the_attribute_macros_defer_to_the_build() {
         "use kubebuilder::{rbac as r};",
         "use kubebuilder::*;",
     ] {
-        let reason = unread(&format!("{import}\n{KIND}"));
+        let reason = deferred_reason(&format!("{import}\n{KIND}"));
         assert!(
             reason.contains("names a kubebuilder attribute"),
             "{import}: {reason}"
@@ -197,7 +197,7 @@ fn attributes_that_could_change_an_api_type_defer_to_the_build() {
             "#[doc = include_str!(\"crew.md\")]\n    pub crew",
         ),
     ] {
-        let reason = unread(&KIND.replacen(from, to, 1));
+        let reason = deferred_reason(&KIND.replacen(from, to, 1));
         assert!(
             reason.contains("which the reader does not follow"),
             "{to}: {reason}"
@@ -208,21 +208,21 @@ fn attributes_that_could_change_an_api_type_defer_to_the_build() {
 #[test]
 fn a_type_the_reader_does_not_know_defers_to_the_build() {
     let source = KIND.replace("pub crew: i32", "pub crew: std::time::Duration");
-    let reason = unread(&source.replace("#[kubebuilder(validation(minimum = 1))]", ""));
+    let reason = deferred_reason(&source.replace("#[kubebuilder(validation(minimum = 1))]", ""));
     assert!(reason.contains("std::time::Duration"), "{reason}");
-    let reason = unread(&KIND.replace("pub crew: i32", "pub crew: Hull"));
+    let reason = deferred_reason(&KIND.replace("pub crew: i32", "pub crew: Hull"));
     assert!(reason.contains("`Hull` is not in scope"), "{reason}");
 }
 
 #[test]
 fn a_mistake_the_macros_refuse_defers_to_the_build() {
-    let reason = unread(&KIND.replace("minimum = 1", "minimum = 1, minimum = 2"));
+    let reason = deferred_reason(&KIND.replace("minimum = 1", "minimum = 1, minimum = 2"));
     assert!(
         reason.contains("an attribute the macros refuse"),
         "{reason}"
     );
     // A check the generated constants run: `minimum` on a string.
-    let reason = unread(&KIND.replace("pub crew: i32", "pub crew: String"));
+    let reason = deferred_reason(&KIND.replace("pub crew: i32", "pub crew: String"));
     assert!(
         reason.contains("must apply minimum to a numeric value, found string"),
         "{reason}"
@@ -235,7 +235,7 @@ fn an_optional_spec_without_default_defers_to_the_build() {
         r#"kind = "Frigate")]"#,
         r#"kind = "Frigate", spec = "optional")]"#,
     );
-    let reason = unread(&optional);
+    let reason = deferred_reason(&optional);
     assert!(reason.contains("no `Default` for FrigateSpec"), "{reason}");
     assert!(read_lib(&optional.replace("pub struct", "#[derive(Default)]\npub struct")).is_ok());
     let implemented = format!(
@@ -322,7 +322,7 @@ fn a_linked_crate_that_could_register_defers_to_the_build() {
         "dependencies = [\"k8s-openapi\", \"kubebuilder\", \"shared-types\"]",
     );
     fs::write(dir.path().join("Cargo.lock"), lock).unwrap();
-    let Err(Unread(reason)) = declarations_crates(dir.path()) else {
+    let Err(DeferToBuild(reason)) = declarations_crates(dir.path()) else {
         panic!("shared-types may register declarations")
     };
     assert!(
@@ -335,7 +335,7 @@ fn a_linked_crate_that_could_register_defers_to_the_build() {
 fn a_dependency_the_lock_file_lacks_defers_to_the_build() {
     let dir = tempfile::tempdir().unwrap();
     workspace(dir.path(), "serde = \"1\"\n", "");
-    let Err(Unread(reason)) = declarations_crates(dir.path()) else {
+    let Err(DeferToBuild(reason)) = declarations_crates(dir.path()) else {
         panic!("a dependency added since the last build may register declarations")
     };
     assert!(

@@ -17,7 +17,7 @@ use syn::{GenericArgument, Item, PathArguments, Type};
 
 use super::modules::{ModuleId, Sources};
 use super::names::{Names, Resolved};
-use super::{Unread, unread};
+use super::{DeferToBuild, defer_to_build};
 
 /// An API type's schema, and what a field of the type starts from.
 #[derive(Clone)]
@@ -56,19 +56,19 @@ impl<'a> Types<'a> {
     }
 
     /// The API type `name` of `module`.
-    pub fn api_type(&self, module: ModuleId, name: &str) -> Result<Evaluated, Unread> {
+    pub fn api_type(&self, module: ModuleId, name: &str) -> Result<Evaluated, DeferToBuild> {
         let key = (module, name.to_owned());
         if let Some(done) = self.evaluated.borrow().get(&key) {
             return Ok(done.clone());
         }
         let Some(api_type) = self.api_types.get(&key) else {
-            return unread!(
+            return defer_to_build!(
                 "`{name}` in {} has no `#[kubebuilder::schema]`: its schema is only known to a build",
                 self.sources.modules[module].path
             );
         };
         if !self.evaluating.borrow_mut().insert(key.clone()) {
-            return unread!("`{name}` holds itself");
+            return defer_to_build!("`{name}` holds itself");
         }
         let evaluated = Evaluator {
             types: self,
@@ -82,7 +82,7 @@ impl<'a> Types<'a> {
     }
 
     /// What a field of type `ty`, written in `module`, starts from.
-    pub fn typed(&self, module: ModuleId, ty: &Type) -> Result<Typed, Unread> {
+    pub fn typed(&self, module: ModuleId, ty: &Type) -> Result<Typed, DeferToBuild> {
         match ty {
             Type::Paren(inner) => self.typed(module, &inner.elem),
             Type::Group(inner) => self.typed(module, &inner.elem),
@@ -92,15 +92,15 @@ impl<'a> Types<'a> {
                     ..
                 }) = &array.len
                 else {
-                    return unread!("an array length that is not a literal");
+                    return defer_to_build!("an array length that is not a literal");
                 };
                 let Ok(len) = len.base10_parse::<usize>() else {
-                    return unread!("the array length {len}");
+                    return defer_to_build!("the array length {len}");
                 };
                 Ok(by_path::array(self.typed(module, &array.elem)?, len))
             }
             Type::Path(path) if path.qself.is_none() => self.typed_path(module, &path.path),
-            other => unread!(
+            other => defer_to_build!(
                 "the type `{}` has no schema the source reader knows",
                 quote::ToTokens::to_token_stream(other)
             ),
@@ -109,14 +109,14 @@ impl<'a> Types<'a> {
 
     /// What a field of the type at `path` (arguments included), written in `module`,
     /// starts from.
-    pub fn typed_path(&self, module: ModuleId, path: &syn::Path) -> Result<Typed, Unread> {
+    pub fn typed_path(&self, module: ModuleId, path: &syn::Path) -> Result<Typed, DeferToBuild> {
         let arguments = type_arguments(path)?;
         match (self.names.resolve(module, path)?, arguments.as_slice()) {
             (Resolved::Primitive(name), []) => known_leaf(&name),
             (Resolved::External(path), []) => known_leaf(&path),
             (Resolved::External(path), arguments) => {
                 let Some(container) = Container::at(&path) else {
-                    return unread!("`{path}` is not a type the source reader knows");
+                    return defer_to_build!("`{path}` is not a type the source reader knows");
                 };
                 let inner = match (container, arguments) {
                     (Container::Option | Container::Box | Container::Vec, [inner]) => inner,
@@ -125,17 +125,19 @@ impl<'a> Types<'a> {
                         self.check_string_key(module, key)?;
                         values
                     }
-                    _ => return unread!("`{path}` with {} type arguments", arguments.len()),
+                    _ => {
+                        return defer_to_build!("`{path}` with {} type arguments", arguments.len());
+                    }
                 };
                 Ok(container.of(self.typed(module, inner)?))
             }
             (Resolved::Item(defined_in, name), []) => self.typed_item(defined_in, &name),
-            (resolved, _) => unread!("{resolved:?} is not a type the source reader knows"),
+            (resolved, _) => defer_to_build!("{resolved:?} is not a type the source reader knows"),
         }
     }
 
     /// A struct, enum or type alias of the crates read.
-    fn typed_item(&self, module: ModuleId, name: &str) -> Result<Typed, Unread> {
+    fn typed_item(&self, module: ModuleId, name: &str) -> Result<Typed, DeferToBuild> {
         let alias = self.sources.modules[module]
             .items
             .iter()
@@ -145,27 +147,27 @@ impl<'a> Types<'a> {
             });
         match alias {
             Some(alias) if alias.generics.params.is_empty() => self.typed(module, &alias.ty),
-            Some(_) => unread!("the generic type alias `{name}`"),
+            Some(_) => defer_to_build!("the generic type alias `{name}`"),
             None => Ok(self.api_type(module, name)?.typed),
         }
     }
 
     /// A map's keys: `String`, the only keys whose maps have a `Schema` impl.
-    fn check_string_key(&self, module: ModuleId, key: &Type) -> Result<(), Unread> {
+    fn check_string_key(&self, module: ModuleId, key: &Type) -> Result<(), DeferToBuild> {
         match key {
             Type::Path(path) if path.qself.is_none() => {
                 match self.names.resolve(module, &path.path)? {
                     Resolved::External(path) if path == "std::string::String" => Ok(()),
-                    other => unread!("a map with keys of {other:?}"),
+                    other => defer_to_build!("a map with keys of {other:?}"),
                 }
             }
-            _ => unread!("a map whose keys are not `String`"),
+            _ => defer_to_build!("a map whose keys are not `String`"),
         }
     }
 }
 
 /// The type arguments of a path's last segment.
-fn type_arguments(path: &syn::Path) -> Result<Vec<&Type>, Unread> {
+fn type_arguments(path: &syn::Path) -> Result<Vec<&Type>, DeferToBuild> {
     let Some(last) = path.segments.last() else {
         return Ok(Vec::new());
     };
@@ -176,17 +178,17 @@ fn type_arguments(path: &syn::Path) -> Result<Vec<&Type>, Unread> {
             .iter()
             .map(|argument| match argument {
                 GenericArgument::Type(ty) => Ok(ty),
-                _ => unread!("a generic argument that is not a type"),
+                _ => defer_to_build!("a generic argument that is not a type"),
             })
             .collect(),
-        PathArguments::Parenthesized(_) => unread!("a `Fn(...)` type"),
+        PathArguments::Parenthesized(_) => defer_to_build!("a `Fn(...)` type"),
     }
 }
 
-fn known_leaf(path: &str) -> Result<Typed, Unread> {
+fn known_leaf(path: &str) -> Result<Typed, DeferToBuild> {
     match by_path::leaf(path) {
         Some(typed) => Ok(typed),
-        None => unread!("`{path}` is not a type the source reader knows"),
+        None => defer_to_build!("`{path}` is not a type the source reader knows"),
     }
 }
 
@@ -197,7 +199,7 @@ struct Evaluator<'t, 'a> {
 }
 
 impl Evaluator<'_, '_> {
-    fn evaluate(&self, api_type: &ApiType) -> Result<Evaluated, Unread> {
+    fn evaluate(&self, api_type: &ApiType) -> Result<Evaluated, DeferToBuild> {
         let schema = self.schema_body(api_type)?;
         let node = self.node_body(api_type, &schema)?;
         let shape = self.shape(api_type)?;
@@ -213,7 +215,7 @@ impl Evaluator<'_, '_> {
     }
 
     /// `Schema::node()` of a field's type, or an empty node when schemaless.
-    fn field_typed(&self, field: &Field) -> Result<Typed, Unread> {
+    fn field_typed(&self, field: &Field) -> Result<Typed, DeferToBuild> {
         if field.markers.schemaless {
             Ok(Typed {
                 node: Node::default(),
@@ -226,7 +228,7 @@ impl Evaluator<'_, '_> {
     }
 
     /// `kubebuilder::schema::field(node, doc, own, items)`, with `doc` when the field has none.
-    fn field_schema(&self, field: &Field, doc: &str) -> Result<JSONSchemaProps, Unread> {
+    fn field_schema(&self, field: &Field, doc: &str) -> Result<JSONSchemaProps, DeferToBuild> {
         let node = self.field_typed(field)?.node;
         let doc = if field.doc.is_empty() {
             doc
@@ -238,7 +240,7 @@ impl Evaluator<'_, '_> {
     }
 
     /// The `Property` of a struct field.
-    fn property(&self, field: &Field) -> Result<Property, Unread> {
+    fn property(&self, field: &Field) -> Result<Property, DeferToBuild> {
         let (own, _) = render(&field.markers)?;
         Ok(Property {
             name: leak(&field.json_name),
@@ -249,11 +251,11 @@ impl Evaluator<'_, '_> {
         })
     }
 
-    fn properties(&self, fields: &[Field]) -> Result<Vec<Property>, Unread> {
+    fn properties(&self, fields: &[Field]) -> Result<Vec<Property>, DeferToBuild> {
         fields.iter().map(|field| self.property(field)).collect()
     }
 
-    fn schema_body(&self, api_type: &ApiType) -> Result<JSONSchemaProps, Unread> {
+    fn schema_body(&self, api_type: &ApiType) -> Result<JSONSchemaProps, DeferToBuild> {
         let doc = &api_type.doc;
         let (own, items) = render(&api_type.markers)?;
         Ok(match &api_type.shape {
@@ -270,7 +272,7 @@ impl Evaluator<'_, '_> {
         union: &Union,
         doc: &str,
         markers: &Markers,
-    ) -> Result<JSONSchemaProps, Unread> {
+    ) -> Result<JSONSchemaProps, DeferToBuild> {
         let (own, _) = render(markers)?;
         match &union.tagging {
             item::Tagging::External => {
@@ -286,7 +288,7 @@ impl Evaluator<'_, '_> {
                             markers: &[],
                         })
                     })
-                    .collect::<Result<_, Unread>>()?;
+                    .collect::<Result<_, DeferToBuild>>()?;
                 // The markers as written, then serde's "exactly one key".
                 let names = union.variants.iter().map(|v| leak(&v.name)).collect();
                 let mut markers = own.to_vec();
@@ -304,7 +306,7 @@ impl Evaluator<'_, '_> {
                         };
                         Ok((variant.name.as_str(), schema))
                     })
-                    .collect::<Result<_, Unread>>()?;
+                    .collect::<Result<_, DeferToBuild>>()?;
                 Ok(schema::internally_tagged(doc, tag, variants, own))
             }
             item::Tagging::Untagged => {
@@ -312,14 +314,14 @@ impl Evaluator<'_, '_> {
                     .variants
                     .iter()
                     .map(|variant| Ok((variant.name.as_str(), self.variant_schema(variant)?)))
-                    .collect::<Result<_, Unread>>()?;
+                    .collect::<Result<_, DeferToBuild>>()?;
                 Ok(schema::untagged(doc, variants, own))
             }
         }
     }
 
     /// The schema of a variant's value: its struct or its newtype's.
-    fn variant_schema(&self, variant: &Variant) -> Result<JSONSchemaProps, Unread> {
+    fn variant_schema(&self, variant: &Variant) -> Result<JSONSchemaProps, DeferToBuild> {
         let doc = &variant.doc;
         Ok(match &variant.fields {
             VariantFields::Unit => schema::object(doc, Vec::new(), &[]),
@@ -330,7 +332,11 @@ impl Evaluator<'_, '_> {
 
     /// `Schema::node()`: unit enums, newtypes over primitives and custom types with a
     /// primitive type are Go's named basic types.
-    fn node_body(&self, api_type: &ApiType, schema: &JSONSchemaProps) -> Result<Node, Unread> {
+    fn node_body(
+        &self,
+        api_type: &ApiType,
+        schema: &JSONSchemaProps,
+    ) -> Result<Node, DeferToBuild> {
         Ok(match &api_type.shape {
             Kind::Struct(_) | Kind::Union(_) => Node::named(schema.clone()),
             Kind::Newtype(field) => {
@@ -342,7 +348,7 @@ impl Evaluator<'_, '_> {
     }
 
     /// `Schema::SHAPE`.
-    fn shape(&self, api_type: &ApiType) -> Result<Shape, Unread> {
+    fn shape(&self, api_type: &ApiType) -> Result<Shape, DeferToBuild> {
         let name = leak(&api_type.ident.to_string());
         let (own, _) = render(&api_type.markers)?;
         let base = match &api_type.shape {
@@ -369,7 +375,7 @@ impl Evaluator<'_, '_> {
         Ok(Shape::with_markers(base, own))
     }
 
-    fn struct_shape(&self, name: &'static str, fields: &[Field]) -> Result<Shape, Unread> {
+    fn struct_shape(&self, name: &'static str, fields: &[Field]) -> Result<Shape, DeferToBuild> {
         let properties = fields
             .iter()
             .map(|field| {
@@ -378,7 +384,7 @@ impl Evaluator<'_, '_> {
                     leak_shape(self.field_typed(field)?.shape),
                 ))
             })
-            .collect::<Result<Vec<_>, Unread>>()?;
+            .collect::<Result<Vec<_>, DeferToBuild>>()?;
         let required = fields
             .iter()
             .filter(|field| field.required())
@@ -391,7 +397,7 @@ impl Evaluator<'_, '_> {
         })
     }
 
-    fn variant_shape(&self, variant: &Variant) -> Result<Option<&'static Shape>, Unread> {
+    fn variant_shape(&self, variant: &Variant) -> Result<Option<&'static Shape>, DeferToBuild> {
         Ok(match &variant.fields {
             VariantFields::Unit => None,
             VariantFields::Newtype(field) => Some(leak_shape(self.field_typed(field)?.shape)),
@@ -401,12 +407,12 @@ impl Evaluator<'_, '_> {
         })
     }
 
-    fn union_shape(&self, union: &Union, name: &'static str) -> Result<Shape, Unread> {
+    fn union_shape(&self, union: &Union, name: &'static str) -> Result<Shape, DeferToBuild> {
         let shapes = union
             .variants
             .iter()
             .map(|variant| self.variant_shape(variant))
-            .collect::<Result<Vec<_>, Unread>>()?;
+            .collect::<Result<Vec<_>, DeferToBuild>>()?;
         let variant_shapes = leak_slice(shapes.iter().copied().flatten().collect());
         Ok(match &union.tagging {
             item::Tagging::External => {
@@ -444,7 +450,7 @@ impl Evaluator<'_, '_> {
 
     /// The `const` checks the attribute generates: the type's markers (on a newtype,
     /// against its field's type), every field's, and an enum's structural schema.
-    fn checks(&self, api_type: &ApiType, shape: &Shape) -> Result<(), Unread> {
+    fn checks(&self, api_type: &ApiType, shape: &Shape) -> Result<(), DeferToBuild> {
         let own_shape = match &api_type.shape {
             Kind::Newtype(field) => self.field_typed(field)?.shape,
             _ => *shape,
@@ -469,7 +475,7 @@ impl Evaluator<'_, '_> {
                 .variants
                 .iter()
                 .map(|variant| Ok((leak(&variant.name), self.variant_shape(variant)?)))
-                .collect::<Result<Vec<_>, Unread>>()?;
+                .collect::<Result<Vec<_>, DeferToBuild>>()?;
             let name = leak(&api_type.ident.to_string());
             refused(schema::check_union(name, tagging, &variants))?;
         }
@@ -479,7 +485,7 @@ impl Evaluator<'_, '_> {
 
 /// The checks of a node's markers against its shape (before its markers), as
 /// `Markers::checks` generates them.
-pub fn check_markers(markers: &Markers, shape: Shape) -> Result<(), Unread> {
+pub fn check_markers(markers: &Markers, shape: Shape) -> Result<(), DeferToBuild> {
     let (own, _) = render(markers)?;
     let node_shape = shape.with_markers(own);
     for spanned in markers.own.iter().filter(|m| m.checked) {
@@ -498,16 +504,16 @@ pub fn check_markers(markers: &Markers, shape: Shape) -> Result<(), Unread> {
 }
 
 /// A failed check: the compile error the build will report.
-pub fn refused(message: Option<Message>) -> Result<(), Unread> {
+pub fn refused(message: Option<Message>) -> Result<(), DeferToBuild> {
     match message {
-        Some(message) => unread!("a check fails: {}", message.as_str()),
+        Some(message) => defer_to_build!("a check fails: {}", message.as_str()),
         None => Ok(()),
     }
 }
 
 /// A node's own markers and its `items(...)` markers, as `Markers::render` writes them.
-pub fn render(markers: &Markers) -> Result<(&'static [Marker], &'static [Marker]), Unread> {
-    let convert = |list: &[Spanned]| -> Result<&'static [Marker], Unread> {
+pub fn render(markers: &Markers) -> Result<(&'static [Marker], &'static [Marker]), DeferToBuild> {
+    let convert = |list: &[Spanned]| -> Result<&'static [Marker], DeferToBuild> {
         Ok(leak_slice(
             list.iter().map(marker).collect::<Result<_, _>>()?,
         ))
@@ -516,7 +522,7 @@ pub fn render(markers: &Markers) -> Result<(&'static [Marker], &'static [Marker]
 }
 
 /// The `kubebuilder::schema::Marker` a parsed marker is.
-fn marker(spanned: &Spanned) -> Result<Marker, Unread> {
+fn marker(spanned: &Spanned) -> Result<Marker, DeferToBuild> {
     let payload = match &spanned.value {
         Value::None => Payload::None,
         Value::Bool(b) => Payload::Bool(*b),
@@ -545,7 +551,7 @@ fn marker(spanned: &Spanned) -> Result<Marker, Unread> {
     };
     match Marker::from_row(spanned.variant, payload) {
         Some(marker) => Ok(marker),
-        None => unread!("the marker `{}` has no row", spanned.name),
+        None => defer_to_build!("the marker `{}` has no row", spanned.name),
     }
 }
 
