@@ -80,8 +80,8 @@ fn installed_objects_as_kustomize_renders_them(root: &Path) -> BTreeSet<String> 
 
 /// The manager as its project builds it: the runtime's features, unified over the whole
 /// workspace (the xtask crate and the tests' helpers included, as `cargo build` does),
-/// bring no test helper into it; and its binary (built by the project's tests) holds no
-/// fault-injection hook.
+/// bring no test helper into it; and its binary, built as `cargo xtask run` builds it,
+/// holds no fault-injection hook.
 fn manager_holds_no_test_helper_and_no_crash_hook(root: &Path) {
     let args = [
         "tree",
@@ -96,6 +96,10 @@ fn manager_holds_no_test_helper_and_no_crash_hook(root: &Path) {
     let tree = String::from_utf8(tree.stdout).unwrap();
     assert!(tree.contains("controller feature"), "{tree}");
     assert!(!tree.contains("test-util"), "{tree}");
+    cargo_ok(
+        root,
+        &["build", "--package", "controller", "--bin", "controller"],
+    );
     let manager = std::fs::read(artifacts_dir(root).join("debug/controller")).unwrap();
     let hook = b"KUBEBUILDER_CRASH_AFTER";
     assert!(
