@@ -97,15 +97,7 @@ impl Scope {
     /// informer of `K` in this scope (the cluster-wide one for a cluster-scoped kind): no
     /// watch of its own.
     pub fn controller_for<K: CachedKind>(&self) -> CachedController<K> {
-        self.controller_filtered(Filters::default())
-    }
-
-    /// [`Scope::controller_for`], reconciling only the changes to `K` that `filters` admit.
-    pub(crate) fn controller_filtered<K: CachedKind>(
-        &self,
-        filters: Filters,
-    ) -> CachedController<K> {
-        self.controller_of(&self.cache.kind::<K>(), filters)
+        self.controller_of(&self.cache.kind::<K>(), Filters::default())
     }
 
     /// A controller of the kind `kind` caches (a [`CachedKind`] or a kind known at run

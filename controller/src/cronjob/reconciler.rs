@@ -139,7 +139,7 @@ impl kubebuilder_runtime::Reconciler<CronJob> for CronJobReconciler {
         conditions::summarise(
             &mut status.status.conditions,
             summary,
-            status.generation,
+            status.cronjob.metadata.generation,
             now,
         );
         status.write(&cronjobs).await?;
@@ -406,7 +406,6 @@ fn schedule_problem(schedule: &str, error: &ScheduleError) -> (&'static str, Str
 struct StatusWriter {
     cronjob: CronJob,
     status: CronJobStatus,
-    generation: Option<i64>,
     now: Timestamp,
 }
 
@@ -414,7 +413,6 @@ impl StatusWriter {
     fn new(cronjob: &CronJob, now: Timestamp) -> Self {
         Self {
             status: cronjob.status.clone().unwrap_or_default(),
-            generation: cronjob.metadata.generation,
             cronjob: cronjob.clone(),
             now,
         }
