@@ -4,10 +4,16 @@
 //! run several at once, each at the priority its work needs, its output kept apart.
 //!
 //! Every feature, so that `test`, `test-faults` and `test-e2e` build the same artifacts
-//! once (the `faults` and `e2e` features only mark test targets) and clippy's
-//! `--all-features` sees the same code as the tests.
+//! once (the `faults` and `e2e` features only mark test targets).
+//!
+//! The build is also clippy's run: the workspace's crates are compiled by `clippy-driver`
+//! (cargo's `RUSTC_WORKSPACE_WRAPPER`, as `cargo clippy` does, but building instead of only
+//! checking), so that the dependencies are compiled once, not once more for a separate
+//! `cargo clippy --all-targets --all-features`; the warnings are collected, printed as they
+//! come, and make the run fail at its end, after the tests.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -80,56 +86,137 @@ pub struct Built {
     pub tests: Vec<TestBinary>,
     /// The programs (`[[bin]]` targets built as themselves), by target name.
     pub programs: BTreeMap<String, PathBuf>,
+    /// The warnings of the workspace's crates (rustc's and clippy's lints), each as rendered.
+    pub warnings: BTreeSet<String>,
 }
 
 /// Builds every test executable of the workspace at `root` (every target, every feature;
-/// `build_args` may name packages instead of the whole workspace), and its programs with
-/// the same features. Compiler diagnostics go to standard error as usual.
+/// `build_args` may name packages instead of the whole workspace), and its libraries and
+/// programs with the same features, linting them as it goes. Compiler diagnostics go to
+/// standard error as they come.
 pub fn build(root: &Path, build_args: &[String]) -> Result<Built> {
-    let messages = cargo_build(
+    let tests_built = cargo_build(
         root,
         &["test", "--all-targets", "--no-run"],
         build_args,
         "building the tests",
     )?;
     let packages = crate::workspace_packages()?;
-    let tests = from_messages(&messages, &packages)?;
+    let tests = from_messages(&tests_built.messages, &packages)?;
     if tests.is_empty() {
         bail!("cargo built no test executable");
     }
     // `--tests` keeps the features the tests were built with (dev-dependencies'
-    // included), so that only the programs that no test runs are left to link.
-    let messages = cargo_build(
+    // included), so that only the programs that no test runs, and the libraries as
+    // themselves (`cfg(test)` off: what clippy lints besides the tests), are left.
+    let programs_built = cargo_build(
         root,
-        &["build", "--tests", "--bins"],
+        &["build", "--tests", "--lib", "--bins"],
         build_args,
         "building the programs",
     )?;
     Ok(Built {
         tests,
-        programs: programs(&messages),
+        programs: programs(&programs_built.messages),
+        warnings: tests_built
+            .warnings
+            .into_iter()
+            .chain(programs_built.warnings)
+            .collect(),
     })
 }
 
-/// Runs `cargo <args> --all-features` on `build_args`' packages (else the workspace) and
-/// returns its JSON messages.
-fn cargo_build(root: &Path, args: &[&str], build_args: &[String], what: &str) -> Result<String> {
-    let output = crate::cargo()
+/// What one cargo build said: its JSON messages (the artifacts) and the warnings.
+struct BuildOutput {
+    messages: String,
+    warnings: Vec<String>,
+}
+
+/// Runs `cargo <args> --all-features` on `build_args`' packages (else the workspace), the
+/// workspace's crates compiled with clippy's lints, and returns its JSON messages and the
+/// warnings, which it prints as they come.
+fn cargo_build(
+    root: &Path,
+    args: &[&str],
+    build_args: &[String],
+    what: &str,
+) -> Result<BuildOutput> {
+    let mut command = crate::cargo();
+    command
         .current_dir(root)
         .args(args)
-        .args([
-            "--all-features",
-            "--message-format",
-            "json-render-diagnostics",
-        ])
+        .args(["--all-features", "--message-format", "json"])
         .args(packages_or_workspace(build_args))
-        .stderr(Stdio::inherit())
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    with_lints(&mut command)?;
+    let mut child = command
+        .spawn()
         .with_context(|| format!("running cargo {}", args.join(" ")))?;
-    if !output.status.success() {
-        bail!("{what} failed ({}); the errors are above", output.status);
+    let stdout = child.stdout.take().context("cargo's piped output")?;
+    let mut output = BuildOutput {
+        messages: String::new(),
+        warnings: Vec::new(),
+    };
+    for line in BufReader::new(stdout).lines() {
+        let line = line.context("reading cargo's output")?;
+        if let Some((rendered, is_warning)) = diagnostic(&line) {
+            eprint!("{rendered}");
+            if is_warning {
+                output.warnings.push(rendered);
+            }
+        }
+        output.messages.push_str(&line);
+        output.messages.push('\n');
     }
-    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+    let status = child.wait().context("waiting for cargo")?;
+    if !status.success() {
+        bail!("{what} failed ({status}); the errors are above");
+    }
+    Ok(output)
+}
+
+/// Has `command`, a cargo build, compile the workspace's crates with clippy's lints (its
+/// dependencies as usual): every build of the test executables must say the same, or
+/// cargo compiles the workspace's crates again.
+pub fn with_lints(command: &mut Command) -> Result<&mut Command> {
+    Ok(command.env("RUSTC_WORKSPACE_WRAPPER", clippy_driver()?))
+}
+
+/// The toolchain's `clippy-driver`, beside its `rustc`.
+fn clippy_driver() -> Result<PathBuf> {
+    let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let output = Command::new(&rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .with_context(|| format!("running {} --print sysroot", rustc.to_string_lossy()))?;
+    let sysroot = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    let driver = Path::new(&sysroot).join("bin/clippy-driver");
+    if !driver.is_file() {
+        bail!(
+            "{} is missing: the tests lint as they build (`rustup component add clippy`)",
+            driver.display()
+        );
+    }
+    Ok(driver)
+}
+
+/// A compiler message of cargo's JSON output: its rendered text, and whether it is a
+/// warning or an error about the code (rather than a count such as `2 warnings emitted`,
+/// which points at no code).
+fn diagnostic(line: &str) -> Option<(String, bool)> {
+    let message: serde_json::Value = serde_json::from_str(line).ok()?;
+    if message["reason"] != "compiler-message" {
+        return None;
+    }
+    let diagnostic = &message["message"];
+    let rendered = diagnostic["rendered"].as_str()?.to_owned();
+    let points_at_code = diagnostic["spans"]
+        .as_array()
+        .is_some_and(|spans| !spans.is_empty());
+    let is_warning =
+        matches!(diagnostic["level"].as_str(), Some("warning" | "error")) && points_at_code;
+    Some((rendered, is_warning))
 }
 
 /// `build_args` when they name packages, else `--workspace` before them.

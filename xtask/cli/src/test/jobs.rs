@@ -206,7 +206,7 @@ fn file_name(name: &str) -> String {
 
 /// Prints a job's end and its output in one piece (`println!` holds the lock on standard
 /// output for the whole of it, and a test's capture takes it).
-fn print_outcome(outcome: &Outcome) {
+pub fn print_outcome(outcome: &Outcome) {
     let verdict = if outcome.passed { "passed" } else { "FAILED" };
     println!(
         "\nxtask: ──── {}: {verdict} in {:.1} s ({}) ────\n{}",

@@ -3,10 +3,11 @@
 //! (when the workspace has a `deny.toml`), `manifests --check` of the declarations binary
 //! the test build built, and the doc tests.
 //!
-//! The tests are built once ([`binaries`]), then run side by side ([`jobs`]): the test
-//! executables, which mostly wait, several at a time; the lints, the doc tests and the slow
-//! (`#[ignore]`d) tests, which keep the CPU busy, at the lowest CPU priority beside them.
-//! At the end it prints how long each job and each phase took.
+//! The tests are built once, with clippy's lints ([`binaries`]), then run side by side
+//! ([`jobs`]): the test executables, which mostly wait, several at a time; the checks, the
+//! doc tests and the slow (`#[ignore]`d) tests, which keep the CPU busy, at the lowest CPU
+//! priority beside them. At the end it prints how long each job and each phase took; a
+//! warning of the build fails the run there, as `cargo clippy -- -D warnings` would.
 
 pub mod binaries;
 pub mod jobs;
@@ -70,13 +71,7 @@ pub fn run(args: Args) -> Result<()> {
 fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
     let root = crate::workspace_root();
     let (build_args, test_args) = split_at_dashes(&args.cargo_args);
-    let tools = phases.time(
-        "the tools (control plane, controller-gen, kustomize, promlint, helm, cargo-deny)",
-        install_tools,
-    )?;
-    // SAFETY: no other thread runs yet; `ControlPlane::start` reads the variable.
-    unsafe { std::env::set_var(assets::ASSETS_ENV, &tools.assets) };
-    phases.time("a control plane started and stopped", report_startup_time)?;
+    // First what takes a second and needs nothing (`make test` runs fmt before envtest).
     phases.time("cargo fmt --check", || {
         succeeds(
             "cargo fmt --check",
@@ -85,19 +80,29 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
                 .args(["fmt", "--all", "--check"]),
         )
     })?;
+    let tools = phases.time(
+        "the tools (control plane, controller-gen, kustomize, promlint, helm, cargo-deny)",
+        install_tools,
+    )?;
+    // SAFETY: no other thread runs yet; `ControlPlane::start` reads the variable.
+    unsafe { std::env::set_var(assets::ASSETS_ENV, &tools.assets) };
+    phases.time("a control plane started and stopped", report_startup_time)?;
     let built = phases.time("the test build (every target, every feature)", || {
         binaries::build(&root, &build_args)
     })?;
     let jobs = phases.time("listing the slow tests", || {
         jobs_of(&root, &built, &tools, &build_args, &test_args)
     })?;
-    let outcomes = phases.time("the tests and checks, side by side", || {
+    let mut outcomes = phases.time("the tests and checks, side by side", || {
         let slots = Slots {
             waiting: WAITING_SLOTS,
             busy: BUSY_SLOTS,
         };
         jobs::run(jobs, slots, &jobs::log_dir(&root, "test"))
     })?;
+    let lints = lints_outcome(&built);
+    jobs::print_outcome(&lints);
+    outcomes.push(lints);
     println!("\n{}", jobs::table(&outcomes));
     let failed: Vec<&str> = outcomes
         .iter()
@@ -108,6 +113,20 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
         bail!("failed: {}", failed.join(", "));
     }
     Ok(())
+}
+
+/// clippy's verdict on the test build, as a job's: it fails on any warning (rustc's or
+/// clippy's) of the workspace's crates, repeated here so that the end of the output shows it.
+fn lints_outcome(built: &Built) -> jobs::Outcome {
+    let warnings = built.warnings.len();
+    jobs::Outcome {
+        name: "cargo clippy (the test build's lints)".to_owned(),
+        lane: Lane::Busy,
+        passed: warnings == 0,
+        status: format!("{warnings} warnings"),
+        elapsed: std::time::Duration::ZERO,
+        output: built.warnings.iter().map(String::as_str).collect(),
+    }
 }
 
 /// Installs the control plane binaries and the tools the tests use.
@@ -184,7 +203,16 @@ fn jobs_of(
             .map(|(binary, _)| binary.target.as_str())
             .collect();
         let name = format!("trybuild --ignored: {}", targets.join(", "));
-        let commands = ui.into_iter().map(|(_, command)| command).collect();
+        // trybuild's project has cargo's default profile, not the workspace's: without debug
+        // info its dependency tree builds, and its passing cases link, faster (7% measured);
+        // what the cases check (diagnostics, what they print) does not change.
+        let commands = ui
+            .into_iter()
+            .map(|(_, mut command)| {
+                command.env("CARGO_PROFILE_DEV_DEBUG", "false");
+                command
+            })
+            .collect();
         // The longest busy job: first.
         jobs.push(Job::chain(name, Lane::Busy, commands));
     }
@@ -199,20 +227,10 @@ fn jobs_of(
     Ok(jobs)
 }
 
-/// clippy, cargo-deny, `manifests --check` of the built declarations and the doc tests, as
-/// busy jobs.
+/// cargo-deny, `manifests --check` of the built declarations and the doc tests, as busy
+/// jobs (clippy ran in the test build).
 fn checks(root: &Path, built: &Built, tools: &Tools, build_args: &[String]) -> Result<Vec<Job>> {
-    let cargo = |args: &[&str]| {
-        let mut command = crate::cargo();
-        command.current_dir(root).args(args);
-        command
-    };
-    let mut clippy = cargo(&["clippy", "--all-targets", "--all-features"]);
-    clippy
-        .args(binaries::packages_or_workspace(build_args))
-        // The e2e and fault tests build only with their features; they are linted all the same.
-        .args(["--", "-D", "warnings"]);
-    let mut jobs = vec![Job::new("cargo clippy", Lane::Busy, clippy)];
+    let mut jobs = Vec::new();
     if let Some(cargo_deny) = &tools.cargo_deny {
         // deny.toml's policy: licenses, banned and wildcard versions, crates.io as the only
         // source. `--locked`: the tree checked is the one Cargo.lock pins. No advisories:
@@ -236,9 +254,12 @@ fn checks(root: &Path, built: &Built, tools: &Tools, build_args: &[String]) -> R
         Lane::Busy,
         manifests,
     ));
-    // Every feature, as the tests were built: the libraries are reused.
-    let mut doc = cargo(&["test", "--doc", "--all-features"]);
-    doc.args(binaries::packages_or_workspace(build_args));
+    // Every feature and clippy's driver, as the tests were built: the libraries are reused.
+    let mut doc = crate::cargo();
+    doc.current_dir(root)
+        .args(["test", "--doc", "--all-features"])
+        .args(binaries::packages_or_workspace(build_args));
+    binaries::with_lints(&mut doc)?;
     jobs.push(Job::new("cargo test --doc", Lane::Busy, doc));
     Ok(jobs)
 }

@@ -44,7 +44,7 @@ pub struct Footprint {
     pub iptables: BTreeSet<String>,
     /// `nft list tables`: iptables-nft makes a table on first use and leaves it, empty.
     pub nftables: BTreeSet<String>,
-    /// Every cgroup directory, in every hierarchy (the kubelet's `kubepods` ones).
+    /// The kubelet's cgroups (`kubepods` and under it), in every hierarchy.
     pub cgroups: BTreeSet<String>,
     /// The value of each of `SYSCTLS`, empty when the kernel has no such setting.
     pub sysctls: BTreeMap<String, String>,
@@ -258,7 +258,10 @@ pub fn nft_tables() -> BTreeSet<String> {
         .unwrap_or_default()
 }
 
-/// Every cgroup directory, in every hierarchy (cgroup v1 controllers and the unified one).
+/// The kubelet's cgroups: every directory named `kubepods` or under one, in every hierarchy
+/// (cgroup v1 controllers and the unified one). The node makes no others (its daemons run
+/// in the cgroup they were started in); the machine's other cgroups, a service's or a
+/// session's, come and go on their own while a node runs, and are not the node's to remove.
 fn cgroups() -> BTreeSet<String> {
     let mut found = BTreeSet::new();
     let mut pending = vec![Path::new("/sys/fs/cgroup").to_path_buf()];
@@ -270,7 +273,10 @@ fn cgroups() -> BTreeSet<String> {
             // Controller mounts are directories; their files (cgroup.procs, ...) are not.
             if entry.file_type().is_ok_and(|t| t.is_dir()) {
                 let path = entry.path();
-                found.insert(path.to_string_lossy().into_owned());
+                let path_text = path.to_string_lossy().into_owned();
+                if path_text.contains("/kubepods") {
+                    found.insert(path_text);
+                }
                 pending.push(path);
             }
         }
