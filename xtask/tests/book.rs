@@ -622,6 +622,63 @@ fn every_cargo_command_in_the_book_exists() {
     );
 }
 
+/// Each `cargo install` written in `text` (up to the end of its command: a closing
+/// parenthesis or backtick, a comment, the line's end) that lacks `--locked`, by line.
+fn unlocked_installs(text: &str) -> Vec<(usize, String)> {
+    let mut unlocked = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        for (at, _) in line.match_indices("cargo install") {
+            let rest = &line[at..];
+            let end = rest[1..]
+                .find([')', '`', '#'])
+                .map_or(rest.len(), |end| end + 1);
+            let command = &rest[..end];
+            if !command.contains("--locked") {
+                unlocked.push((index + 1, command.trim_end().to_owned()));
+            }
+        }
+    }
+    unlocked
+}
+
+/// A `cargo install` without `--locked` resolves the newest dependencies, not the ones the
+/// crate was tested with: the README and the book always lock.
+#[test]
+fn every_cargo_install_in_the_readme_and_the_book_is_locked() {
+    let mut texts = vec![("README.md".to_owned(), read(&root().join("README.md")))];
+    texts.extend(
+        pages()
+            .into_iter()
+            .map(|page| (format!("docs/{}", page.name), page.lines.join("\n"))),
+    );
+    let unlocked: Vec<String> = texts
+        .iter()
+        .flat_map(|(name, text)| {
+            unlocked_installs(text)
+                .into_iter()
+                .map(move |(line, command)| format!("{name}:{line}: {command}"))
+        })
+        .collect();
+    assert!(
+        unlocked.is_empty(),
+        "without --locked:\n{}",
+        unlocked.join("\n")
+    );
+}
+
+#[test]
+fn an_install_without_locked_is_found_in_prose_comments_and_code() {
+    let text = "cargo install --locked --path a  # (later: cargo install a)\n\
+                run `cargo install b --locked` or `cargo install c`\n";
+    assert_eq!(
+        unlocked_installs(text),
+        [
+            (1, "cargo install a".to_owned()),
+            (2, "cargo install c".to_owned())
+        ]
+    );
+}
+
 // Crate paths.
 
 fn is_ident_char(c: char) -> bool {

@@ -1,5 +1,6 @@
 //! `cargo xtask envtest start` / `stop`: a long-lived control plane for people, started once
-//! however often `start` runs, reachable through the kubeconfig it prints, gone after `stop`.
+//! however often `start` runs, reachable through the kubeconfig it prints, gone after `stop`,
+//! its files in the target directory cargo uses (`CARGO_TARGET_DIR` honoured).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -8,10 +9,11 @@ use k8s_openapi::api::core::v1::Namespace;
 use kube::api::Api;
 use kube::config::{KubeConfigOptions, Kubeconfig};
 
-fn xtask(dir: &Path, args: &[&str]) -> Output {
+/// `xtask <args>` with `target_dir` as cargo's target directory.
+fn xtask(target_dir: &Path, args: &[&str]) -> Output {
     let output = Command::new(env!("CARGO_BIN_EXE_xtask"))
         .args(args)
-        .env("KUBEBUILDER_LOCAL_PLANE_DIR", dir)
+        .env("CARGO_TARGET_DIR", target_dir)
         .output()
         .unwrap();
     assert!(
@@ -46,16 +48,24 @@ fn running(pid: &str) -> bool {
 
 #[tokio::test]
 async fn start_twice_gives_one_control_plane_and_stop_ends_it() {
-    let dir = tempfile::tempdir().unwrap();
+    let target = tempfile::tempdir().unwrap();
+    let target = target.path();
+    let dir = target.join("envtest-local");
 
-    let first = xtask(dir.path(), &["envtest", "start"]);
+    let first = xtask(target, &["envtest", "start"]);
     let kubeconfig = exported_kubeconfig(&first);
-    let pid = server_pid(dir.path());
+    assert!(
+        kubeconfig.starts_with(&dir),
+        "{} is not in {}",
+        kubeconfig.display(),
+        dir.display()
+    );
+    let pid = server_pid(&dir);
 
-    let second = xtask(dir.path(), &["envtest", "start"]);
+    let second = xtask(target, &["envtest", "start"]);
     assert_eq!(exported_kubeconfig(&second), kubeconfig);
     assert!(String::from_utf8_lossy(&second.stderr).contains("already running"));
-    assert_eq!(server_pid(dir.path()), pid, "a second server was started");
+    assert_eq!(server_pid(&dir), pid, "a second server was started");
 
     let config = kube::Config::from_custom_kubeconfig(
         Kubeconfig::read_from(&kubeconfig).unwrap(),
@@ -66,12 +76,12 @@ async fn start_twice_gives_one_control_plane_and_stop_ends_it() {
     let namespaces: Api<Namespace> = Api::all(kube::Client::try_from(config).unwrap());
     assert!(namespaces.get_opt("default").await.unwrap().is_some());
 
-    xtask(dir.path(), &["envtest", "stop"]);
-    assert!(!dir.path().join("pid").exists());
+    xtask(target, &["envtest", "stop"]);
+    assert!(!dir.join("pid").exists());
     assert!(
         !running(pid.trim()),
         "the control plane server (pid {pid}) is still running"
     );
-    let again = xtask(dir.path(), &["envtest", "stop"]);
+    let again = xtask(target, &["envtest", "stop"]);
     assert!(String::from_utf8_lossy(&again.stderr).contains("no local control plane is running"));
 }

@@ -220,9 +220,21 @@ async fn refuse_plain_http(stream: &mut TcpStream) {
     let _ = stream.shutdown().await;
 }
 
+/// The servers' TLS implementation: *ring*'s, as kube's client here uses it (it builds
+/// without a C toolchain, unlike aws-lc-rs). rustls 0.23.48 deprecates it for lacking
+/// post-quantum key exchange; the clients of these servers (the apiserver, scrapers, probes)
+/// negotiate X25519 with it.
+#[allow(
+    deprecated,
+    reason = "ring, chosen above, has no post-quantum key exchange"
+)]
+fn crypto_provider() -> rustls::crypto::CryptoProvider {
+    rustls::crypto::ring::default_provider()
+}
+
 /// A TLS acceptor for `certificates`, offering HTTP/2 in ALPN only when enabled.
 pub fn tls_acceptor(certificates: Arc<dyn ResolvesServerCert>, enable_http2: bool) -> TlsAcceptor {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let provider = Arc::new(crypto_provider());
     let mut config = rustls::ServerConfig::builder_with_provider(provider)
         .with_protocol_versions(TLS_VERSIONS)
         .expect("the ring provider supports TLS 1.2 and 1.3")
@@ -426,8 +438,7 @@ fn certified_key(
         path: key_path.to_owned(),
         reason: err.to_string(),
     })?;
-    let provider = rustls::crypto::ring::default_provider();
-    CertifiedKey::from_der(chain, key, &provider).map_err(|err| TlsError::Mismatch {
+    CertifiedKey::from_der(chain, key, &crypto_provider()).map_err(|err| TlsError::Mismatch {
         cert: cert_path.to_owned(),
         key: key_path.to_owned(),
         reason: err.to_string(),

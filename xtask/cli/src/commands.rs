@@ -145,6 +145,23 @@ fn replaced_executable(exe: &Path) -> Option<PathBuf> {
 /// The workspace's members, as `cargo metadata --no-deps` describes them (name, features,
 /// targets, ...).
 pub fn workspace_packages() -> Result<Vec<serde_json::Value>> {
+    match workspace_metadata()?["packages"].take() {
+        serde_json::Value::Array(packages) => Ok(packages),
+        _ => bail!("cargo metadata printed no packages"),
+    }
+}
+
+/// The workspace's target directory, as cargo resolves it (`CARGO_TARGET_DIR`,
+/// `build.target-dir`, else `target/` of the workspace).
+pub fn target_dir() -> Result<PathBuf> {
+    match workspace_metadata()?["target_directory"].take() {
+        serde_json::Value::String(dir) => Ok(PathBuf::from(dir)),
+        _ => bail!("cargo metadata printed no target directory"),
+    }
+}
+
+/// `cargo metadata --no-deps` of the workspace.
+fn workspace_metadata() -> Result<serde_json::Value> {
     let output = cargo()
         .current_dir(workspace_root())
         .args(["metadata", "--format-version", "1", "--no-deps"])
@@ -156,11 +173,7 @@ pub fn workspace_packages() -> Result<Vec<serde_json::Value>> {
             String::from_utf8_lossy(&output.stderr)
         );
     }
-    let mut metadata: serde_json::Value = serde_json::from_slice(&output.stdout)?;
-    match metadata["packages"].take() {
-        serde_json::Value::Array(packages) => Ok(packages),
-        _ => bail!("cargo metadata printed no packages"),
-    }
+    Ok(serde_json::from_slice(&output.stdout)?)
 }
 
 #[cfg(test)]

@@ -39,19 +39,15 @@ pub fn run(command: Command) -> Result<()> {
     }
 }
 
-/// Where the local control plane keeps its state, kubeconfig and logs.
-/// `$KUBEBUILDER_LOCAL_PLANE_DIR` when set (tests use their own), else
-/// `target/envtest-local` of the workspace.
-pub fn local_dir() -> PathBuf {
-    std::env::var_os("KUBEBUILDER_LOCAL_PLANE_DIR")
-        .filter(|dir| !dir.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| crate::workspace_root().join("target/envtest-local"))
+/// Where the local control plane keeps its state, kubeconfig and logs: `envtest-local` in
+/// the workspace's target directory (wherever `CARGO_TARGET_DIR` puts it).
+pub fn local_dir() -> Result<PathBuf> {
+    Ok(crate::target_dir()?.join("envtest-local"))
 }
 
 fn start() -> Result<()> {
     assets::install()?;
-    let dir = local_dir();
+    let dir = local_dir()?;
     if running_pid(&dir).is_some() {
         eprintln!("a local control plane is already running");
         print_export(&dir);
@@ -93,7 +89,7 @@ fn start() -> Result<()> {
 }
 
 fn serve() -> Result<()> {
-    let dir = local_dir();
+    let dir = local_dir()?;
     let plane = ControlPlane::start_with(Options {
         work_dir: Some(dir.join("plane")),
         ..Options::default()
@@ -108,7 +104,7 @@ fn serve() -> Result<()> {
 }
 
 fn stop() -> Result<()> {
-    let dir = local_dir();
+    let dir = local_dir()?;
     let Some(pid) = running_pid(&dir) else {
         eprintln!("no local control plane is running");
         return Ok(());

@@ -22,7 +22,7 @@ pub mod tools;
 #[cfg(feature = "xtask")]
 mod commands;
 #[cfg(feature = "xtask")]
-pub use commands::{Cli, Command, GlobalArgs, run, workspace_packages, xtask_exe};
+pub use commands::{Cli, Command, GlobalArgs, run, target_dir, workspace_packages, xtask_exe};
 #[cfg(feature = "xtask")]
 pub mod certmanager;
 #[cfg(feature = "xtask")]

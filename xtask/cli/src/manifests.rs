@@ -38,8 +38,9 @@ use kubebuilder::{crd, rbac, yaml};
 use crate::scaffold::project::{self, Project};
 use crate::source;
 
-/// The options of `cargo xtask manifests` (kubebuilder's `make manifests`).
-#[derive(clap::Args)]
+/// The options of `cargo xtask manifests` (kubebuilder's `make manifests`); the default is
+/// the command without flags.
+#[derive(clap::Args, Default)]
 pub struct Args {
     /// Write nothing; fail listing the files that are out of date.
     #[arg(long)]

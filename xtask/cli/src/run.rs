@@ -9,8 +9,9 @@
 //! started; with it, or with a kubeconfig whose apiserver is on loopback (`cargo xtask
 //! envtest start`), the manager serves the webhooks on loopback and registers them with that
 //! apiserver (`--register-webhooks-on-loopback`), removing them when it stops.
-//! Either way the CRDs are installed, the manager is started and, once ready, the samples
-//! are applied (so they pass through the webhooks). Ctrl-C stops the manager gracefully,
+//! Either way the manifests are rendered first (`make run` depends on `manifests`), the CRDs
+//! are installed, the manager is started and, once ready, the samples are applied (so they
+//! pass through the webhooks). Ctrl-C stops the manager gracefully,
 //! then the control plane.
 //!
 //! Every server of the manager listens on 127.0.0.1 only, since nothing off this machine
@@ -32,6 +33,7 @@ use kubebuilder_envtest::http_client::HttpClient;
 use kubebuilder_envtest::{ControlPlane, assets};
 
 use crate::deploy::{self, DeployArgs};
+use crate::manifests;
 
 /// How long the manager may take to become ready (caches synced).
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -50,6 +52,10 @@ pub struct Args {
 
 /// Runs the manager as the module docs describe, until it exits or Ctrl-C stops it.
 pub fn run(args: Args) -> Result<()> {
+    // As `make run` depends on `manifests`: a field added since the last render is in the
+    // CRD the apiserver gets; a stale CRD would prune it and skip its validation.
+    println!("xtask: rendering the manifests (cargo xtask manifests)");
+    manifests::run(manifests::Args::default())?;
     let binary = build_manager(&crate::workspace_root(), false)?;
     let kubeconfig = Kubeconfig::read().ok();
     let local_plane = if cluster_configured(kubeconfig.as_ref()) {

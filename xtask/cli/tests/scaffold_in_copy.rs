@@ -9,8 +9,9 @@
 
 mod common;
 
+use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
@@ -392,6 +393,67 @@ fn a_scaffolded_kind_is_reconciled_and_its_webhooks_are_called_by_the_apiserver(
     });
 
     scaffold_a_converting_version(copy, &runtime, plane, &client, &namespace);
+    run_installs_the_crds_of_the_current_sources(copy, &runtime);
+}
+
+/// What `cargo xtask run` prints once the manager runs and the samples are applied.
+const RUNNING: &str = "xtask: the samples are applied";
+
+/// `cargo xtask run` renders the manifests before it installs the CRDs, as `make run`
+/// depends on `manifests`: a field added since the last render reaches the apiserver with
+/// its validation, instead of being pruned.
+fn run_installs_the_crds_of_the_current_sources(copy: &Path, runtime: &tokio::runtime::Runtime) {
+    let types = copy.join("api/src/v1beta1/frigate_types.rs");
+    let spec = "pub struct FrigateSpec {\n";
+    let text = std::fs::read_to_string(&types).unwrap();
+    assert!(text.contains(spec), "{text}");
+    let knob = "    /// A field added after the manifests were rendered.\n    \
+                #[kubebuilder(optional, max_length = 5)]\n    pub knob: Option<String>,\n";
+    std::fs::write(&types, text.replacen(spec, &format!("{spec}{knob}"), 1)).unwrap();
+
+    // A control plane of its own: `run` registers the copy's webhooks with it.
+    let plane = kubebuilder_envtest::ControlPlane::start().unwrap();
+    let mut run = kubebuilder_cli::cargo()
+        .current_dir(copy)
+        .args(["xtask", "run"])
+        .env("KUBECONFIG", plane.kubeconfig_path())
+        .env("CARGO_BUILD_BUILD_DIR", common::target_dir())
+        .env("CARGO_TARGET_DIR", artifacts_dir(copy))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(run.stdout.take().unwrap());
+    let printed: Vec<String> = stdout
+        .lines()
+        .map_while(Result::ok)
+        .take_while(|line| !line.starts_with(RUNNING))
+        .collect();
+    let knob_schema = runtime.block_on(async {
+        let crds: Api<CustomResourceDefinition> = Api::all(plane.client().await.unwrap());
+        let crd = crds
+            .get("frigates.ship.tutorial.kubebuilder.io")
+            .await
+            .unwrap();
+        let version = crd
+            .spec
+            .versions
+            .iter()
+            .find(|v| v.name == "v1beta1")
+            .unwrap();
+        let schema = serde_json::to_value(&version.schema).unwrap();
+        schema["openAPIV3Schema"]["properties"]["spec"]["properties"]["knob"].clone()
+    });
+    // SAFETY: signalling our own child, not yet reaped: xtask stops the manager and exits.
+    unsafe { libc::kill(i32::try_from(run.id()).unwrap(), libc::SIGTERM) };
+    let status = run.wait().unwrap();
+    assert_eq!(
+        knob_schema,
+        json!({"type": "string", "maxLength": 5}),
+        "{}",
+        printed.join("\n")
+    );
+    assert!(status.success(), "{status}");
 }
 
 /// A second version, `v1`, of the Frigate (`v1beta1` stays the storage version), then its

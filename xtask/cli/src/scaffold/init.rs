@@ -15,6 +15,7 @@
 //! be locked, and its patched `kubebuilder` dependency would send every cargo command to
 //! the crates.io index. A dependency with a path is locked by its path instead.
 
+use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -325,11 +326,12 @@ impl<'a> OwnCrate<'a> {
 
 /// Our `[workspace.dependencies]`, which starts with the block of this repository's crates
 /// (up to the first blank line), for a new project: the kubebuilder crates by version, and
-/// with `local` from that checkout.
+/// with `local` from that checkout; then the pins its crates use.
 fn dependencies_section(dependencies: &str, local: Option<&Path>) -> Result<String> {
     let (own_crates, pins) = dependencies
         .split_once("\n\n")
         .context("our [workspace.dependencies] starts with the block of our own crates")?;
+    let pins = used_pins(pins, &workspace::member_dependencies());
     let own_crates: Vec<OwnCrate> = own_crates.lines().filter_map(OwnCrate::parse).collect();
     let mut section = String::from(
         "[workspace.dependencies]\n# This project's crates.\napi = { path = \"api\" }\n\
@@ -357,6 +359,38 @@ fn dependencies_section(dependencies: &str, local: Option<&Path>) -> Result<Stri
         };
     }
     Ok(format!("{section}\n{pins}"))
+}
+
+/// The blocks of `pins` (separated by blank lines) cut to the dependencies named `used`: a
+/// comment before a pin goes with it, and a block's heading (the comments it starts with)
+/// stays when one of its pins does.
+fn used_pins(pins: &str, used: &BTreeSet<&str>) -> String {
+    let mut blocks = Vec::new();
+    for block in pins.split("\n\n") {
+        let lines: Vec<&str> = block.lines().collect();
+        let heading = lines
+            .iter()
+            .take_while(|line| line.starts_with('#'))
+            .count();
+        let mut kept = Vec::new();
+        let mut comments = Vec::new();
+        for line in &lines[heading..] {
+            if line.starts_with('#') {
+                comments.push(*line);
+                continue;
+            }
+            let name = line.split([' ', '=']).next().unwrap_or_default();
+            if used.contains(name) {
+                kept.append(&mut comments);
+                kept.push(*line);
+            }
+            comments.clear();
+        }
+        if !kept.is_empty() {
+            blocks.push([&lines[..heading], &kept[..]].concat().join("\n"));
+        }
+    }
+    blocks.join("\n\n")
 }
 
 #[cfg(test)]
@@ -622,16 +656,71 @@ mod tests {
         ));
         assert!(!manifest.contains("[patch"));
         assert!(!manifest.contains("path = \"/"), "{manifest}");
-        // Every other line of this repository's manifest is kept.
-        let ours_without_own_crates: Vec<&str> = OUR_MANIFEST
+        // Every line of this repository's manifest outside its dependencies is kept.
+        let (ours_before, ours_after) = sections_around_dependencies(OUR_MANIFEST);
+        let (theirs_before, theirs_after) = sections_around_dependencies(&manifest);
+        assert_eq!(theirs_after, ours_after);
+        assert!(ours_before.ends_with(theirs_before.split_once("[workspace.package]").unwrap().1));
+    }
+
+    /// A manifest's text before its `[workspace.dependencies]` and after that section.
+    fn sections_around_dependencies(manifest: &str) -> (&str, &str) {
+        let (before, rest) = manifest.split_once("[workspace.dependencies]").unwrap();
+        let after = &rest[rest.find("\n[").unwrap()..];
+        (before, after)
+    }
+
+    /// The names of a manifest's `[workspace.dependencies]`.
+    fn pinned(manifest: &str) -> BTreeSet<String> {
+        let section = sections_around_dependencies(manifest).1;
+        let rest = manifest.split_once("[workspace.dependencies]\n").unwrap().1;
+        rest[..rest.len() - section.len()]
             .lines()
-            .skip_while(|line| !line.starts_with("[workspace.package]"))
-            .filter(|line| !line.contains("path = ") && *line != "# Our own crates.")
+            .filter(|line| !line.is_empty() && !line.starts_with('#'))
+            .map(|line| line.split([' ', '=']).next().unwrap().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn a_project_pins_what_its_crates_use_with_this_workspaces_versions() {
+        let manifest = workspace_manifest(None).unwrap();
+        let used: BTreeSet<String> = workspace::member_dependencies()
+            .into_iter()
+            .map(str::to_owned)
             .collect();
-        let theirs: Vec<&str> = manifest.lines().collect();
-        for line in ours_without_own_crates {
-            assert!(theirs.contains(&line), "{line:?} is missing");
+        assert_eq!(pinned(&manifest), used);
+        let ours: Vec<&str> = OUR_MANIFEST.lines().collect();
+        for line in manifest
+            .lines()
+            .skip_while(|line| !line.starts_with("# Kubernetes."))
+        {
+            assert!(
+                ours.contains(&line) || line.is_empty(),
+                "{line:?} is not ours"
+            );
         }
+        assert!(
+            manifest.contains("k8s-openapi = { version = \"0.29\""),
+            "{manifest}"
+        );
+        for framework_only in ["syn", "trybuild", "proptest", "croner", "axum"] {
+            assert!(
+                !pinned(&manifest).contains(framework_only),
+                "{framework_only}"
+            );
+        }
+    }
+
+    #[test]
+    fn unused_pins_go_with_their_comments_and_an_emptied_block_goes_whole() {
+        let pins = "# Data.\na = \"1\"\n# Why b.\nb = \"2\"\nc = \"3\"\n\n# Tests.\nd = \"4\"";
+        let used = BTreeSet::from(["a", "c"]);
+        assert_eq!(used_pins(pins, &used), "# Data.\na = \"1\"\nc = \"3\"");
+        let used = BTreeSet::from(["b", "d"]);
+        assert_eq!(
+            used_pins(pins, &used),
+            "# Data.\n# Why b.\nb = \"2\"\n\n# Tests.\nd = \"4\""
+        );
     }
 
     #[test]

@@ -3,6 +3,8 @@
 //!
 //! Placeholders: `project_name`, `domain`, `leader_election_id`.
 
+use std::collections::BTreeSet;
+
 /// Each file's path and template.
 pub const FILES: &[(&str, &str)] = &[
     (".gitignore", GITIGNORE),
@@ -21,6 +23,30 @@ pub const FILES: &[(&str, &str)] = &[
     (".github/workflows/test.yml", TEST_WORKFLOW),
     (".github/workflows/test-e2e.yml", TEST_E2E_WORKFLOW),
 ];
+
+/// The dependencies the project's crates take from the workspace (`name.workspace = true`
+/// or `name = { workspace = true, … }` under a `[…dependencies]` table of their
+/// manifests): the pins a new project needs.
+pub fn member_dependencies() -> BTreeSet<&'static str> {
+    let mut names = BTreeSet::new();
+    for (_, manifest) in FILES
+        .iter()
+        .filter(|(path, _)| path.ends_with("Cargo.toml"))
+    {
+        let mut in_dependencies = false;
+        for line in manifest.lines() {
+            if line.starts_with('[') {
+                in_dependencies = line.ends_with("dependencies]");
+            } else if in_dependencies {
+                let name = line
+                    .strip_suffix(".workspace = true")
+                    .or_else(|| Some(line.split_once(" = { workspace = true")?.0));
+                names.extend(name);
+            }
+        }
+    }
+    names
+}
 
 const GITIGNORE: &str = "/target
 /dist
