@@ -71,7 +71,7 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
     let root = crate::workspace_root();
     let (build_args, test_args) = split_at_dashes(&args.cargo_args);
     let tools = phases.time(
-        "the tools (control plane, controller-gen, kustomize, promlint, helm, cargo-deny)",
+        "the tools (control plane, controller-manager, controller-gen, kustomize, promlint, helm, cargo-deny)",
         install_tools,
     )?;
     // SAFETY: no other thread runs yet; `ControlPlane::start` reads the variable.
@@ -110,7 +110,8 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
     Ok(())
 }
 
-/// Installs the control plane binaries and the tools the tests use.
+/// Installs the control plane binaries (kube-controller-manager too, for the tests that
+/// ask a control plane for it) and the tools the tests use.
 pub(crate) fn install_tools() -> Result<Tools> {
     let assets = assets::install()?;
     let root = crate::workspace_root();
@@ -122,6 +123,10 @@ pub(crate) fn install_tools() -> Result<Tools> {
         .transpose()?;
     let env = vec![
         (assets::ASSETS_ENV, assets.clone()),
+        (
+            assets::CONTROLLER_MANAGER_ENV,
+            assets::install_controller_manager()?,
+        ),
         (tools::CONTROLLER_GEN.env, tools::CONTROLLER_GEN.install()?),
         (tools::KUSTOMIZE.env, tools::KUSTOMIZE.install()?),
         (tools::PROMLINT.env, tools::PROMLINT.install()?),
