@@ -52,6 +52,7 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
     let packages = e2e_packages()?;
     let assets = phases.time("the node's binaries and packages", || {
         let assets = assets::install()?;
+        assets::install_controller_manager()?;
         assets::NODE.install()?;
         node::packages::ensure("the Dockerfile check", &[("/usr/bin/podman", "podman")])?;
         Ok(assets)

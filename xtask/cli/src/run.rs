@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use kube::config::Kubeconfig;
 use kubebuilder_envtest::http_client::HttpClient;
-use kubebuilder_envtest::{ControlPlane, assets};
+use kubebuilder_envtest::{ControlPlane, ControllerManager, Options, assets};
 
 use crate::deploy::{self, DeployArgs};
 use crate::manifests;
@@ -64,7 +64,13 @@ pub fn run(args: Args) -> Result<()> {
     } else {
         println!("xtask: no kubeconfig: starting a local control plane");
         assets::install()?;
-        let plane = ControlPlane::start()?;
+        assets::install_controller_manager()?;
+        // The controller-manager, as a cluster has: the manager's Deployments get their
+        // Pods (Pending: no node runs them), and what it owns goes with its owner.
+        let plane = ControlPlane::start_with(Options {
+            controller_manager: Some(ControllerManager::defaults()),
+            ..Options::default()
+        })?;
         // SAFETY: the control plane's threads only start processes, through std, which
         // serialises them with environment changes; nothing else runs yet.
         unsafe { std::env::set_var("KUBECONFIG", plane.kubeconfig_path()) };

@@ -1,12 +1,12 @@
 //! Finding, or building, the Kubernetes binaries: `kube-apiserver` and `etcd` for the
-//! control plane, and the kubelet, controller-manager, scheduler and kube-proxy for the
-//! local node.
+//! control plane, `kube-controller-manager` for a control plane that asks for it and for
+//! the local node, and the kubelet, scheduler and kube-proxy for the local node.
 //!
 //! Nothing can be downloaded from release sites here, but the Go module proxy serves
 //! Kubernetes and etcd sources. The Go module next to this file (`go.mod`, `go.sum`) pins
 //! them; `install` builds a set once into a cache directory keyed on those pins.
 //! `KUBEBUILDER_ASSETS`, the envtest convention, names a directory that already holds the
-//! control plane's two.
+//! control plane's two; `KUBEBUILDER_CONTROLLER_MANAGER` names a kube-controller-manager.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -34,6 +34,11 @@ pub const ETCD_VERSION: &str = etcd_version!();
 /// The variable naming a directory holding `kube-apiserver` and `etcd`.
 pub const ASSETS_ENV: &str = "KUBEBUILDER_ASSETS";
 
+/// The variable naming a `kube-controller-manager` binary to use instead of the cache's.
+pub const CONTROLLER_MANAGER_ENV: &str = "KUBEBUILDER_CONTROLLER_MANAGER";
+
+const CONTROLLER_MANAGER_BINARY: &str = "kube-controller-manager";
+
 const STAMP_FILE: &str = "VERSION";
 
 /// Binaries built together from the pinned Go module and cached in one directory.
@@ -56,16 +61,24 @@ pub const CONTROL_PLANE: BinarySet = BinarySet {
     purpose: "the control plane",
 };
 
-/// What the local node runs beside the control plane.
+/// kube-controller-manager, in a set of its own: a control plane that runs it (`cargo
+/// xtask run`'s) needs no kubelet, scheduler or kube-proxy, and the local node runs this
+/// same build beside [`NODE`]'s.
+pub const CONTROLLER_MANAGER: BinarySet = BinarySet {
+    cache_name: concat!("controller-manager-k8s-", kubernetes_version!()),
+    binaries: &[(
+        CONTROLLER_MANAGER_BINARY,
+        "k8s.io/kubernetes/cmd/kube-controller-manager",
+    )],
+    purpose: "the controller-manager",
+};
+
+/// What the local node runs beside the control plane and [`CONTROLLER_MANAGER`].
 pub const NODE: BinarySet = BinarySet {
     cache_name: concat!("node-k8s-", kubernetes_version!()),
     binaries: &[
         ("kube-scheduler", "k8s.io/kubernetes/cmd/kube-scheduler"),
         ("kube-proxy", "k8s.io/kubernetes/cmd/kube-proxy"),
-        (
-            "kube-controller-manager",
-            "k8s.io/kubernetes/cmd/kube-controller-manager",
-        ),
         ("kubelet", "k8s.io/kubernetes/cmd/kubelet"),
     ],
     purpose: "the local node",
@@ -96,6 +109,38 @@ pub fn install() -> Result<PathBuf> {
         return Ok(dir);
     }
     CONTROL_PLANE.install()
+}
+
+/// The kube-controller-manager binary, without building anything:
+/// `KUBEBUILDER_CONTROLLER_MANAGER` when set, else the cache's when it is a build of the
+/// pinned version.
+pub fn find_controller_manager() -> Result<PathBuf> {
+    if let Some(binary) = controller_manager_from_env()? {
+        return Ok(binary);
+    }
+    let dir = CONTROLLER_MANAGER.cache_dir();
+    ensure!(
+        CONTROLLER_MANAGER.is_current_build(&dir),
+        "no kube-controller-manager: run `cargo xtask tools` (builds kube-controller-manager \
+         {KUBERNETES_VERSION} into {}) or set {CONTROLLER_MANAGER_ENV} to one",
+        dir.display()
+    );
+    Ok(dir.join(CONTROLLER_MANAGER_BINARY))
+}
+
+/// Like [`find_controller_manager`], but builds it into the cache when it is missing or of
+/// another version (minutes the first time).
+pub fn install_controller_manager() -> Result<PathBuf> {
+    if let Some(binary) = controller_manager_from_env()? {
+        eprintln!(
+            "envtest: using {CONTROLLER_MANAGER_ENV}={}",
+            binary.display()
+        );
+        return Ok(binary);
+    }
+    Ok(CONTROLLER_MANAGER
+        .install()?
+        .join(CONTROLLER_MANAGER_BINARY))
 }
 
 impl BinarySet {
@@ -180,6 +225,19 @@ fn assets_from_env() -> Result<Option<PathBuf>> {
         );
     }
     Ok(Some(dir))
+}
+
+fn controller_manager_from_env() -> Result<Option<PathBuf>> {
+    let Some(binary) = std::env::var_os(CONTROLLER_MANAGER_ENV).filter(|b| !b.is_empty()) else {
+        return Ok(None);
+    };
+    let binary = PathBuf::from(binary);
+    ensure!(
+        binary.is_file(),
+        "{CONTROLLER_MANAGER_ENV}={} is not a file",
+        binary.display()
+    );
+    Ok(Some(binary))
 }
 
 /// What a cache directory must record to be reused: the pins and the exact module graph.
@@ -323,7 +381,7 @@ mod tests {
 
     #[test]
     fn cache_directories_are_named_after_the_pins() {
-        for set in [&CONTROL_PLANE, &NODE] {
+        for set in [&CONTROL_PLANE, &CONTROLLER_MANAGER, &NODE] {
             let name = set
                 .cache_dir()
                 .file_name()

@@ -1,6 +1,9 @@
 //! A real Kubernetes control plane for tests and local runs, the way controller-runtime's
 //! envtest provides one: kube-apiserver and etcd built from Go modules (see `go.mod` next
 //! to this crate), started on free loopback ports with their own PKI, stopped on drop.
+//! Asked for ([`Options::controller_manager`]), kube-controller-manager runs beside them,
+//! so that Deployments get ReplicaSets and Pods (which stay Pending: there is no node) and
+//! owned objects are garbage-collected.
 //!
 //! ```no_run
 //! # async fn demo() -> anyhow::Result<()> {
@@ -18,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod assets;
+mod controller_manager;
 pub mod faults;
 pub mod http_client;
 pub mod image;
@@ -29,6 +33,7 @@ mod shared;
 mod wait;
 mod watches;
 
+pub use controller_manager::ControllerManager;
 pub use plane::{ControlPlane, Options, wait_established};
 pub use shared::shared;
 pub use wait::eventually;

@@ -1,5 +1,6 @@
 //! One control plane: etcd and kube-apiserver on free loopback ports, started with
-//! controller-runtime envtest's flags and PKI, stopped on drop.
+//! controller-runtime envtest's flags and PKI, and kube-controller-manager when asked for;
+//! stopped on drop.
 
 use std::fs;
 use std::net::{IpAddr, Ipv4Addr, TcpListener, TcpStream};
@@ -19,6 +20,7 @@ use kube::config::{KubeConfigOptions, Kubeconfig};
 use kubebuilder_runtime::certs::{CertPair, CertificateAuthority};
 
 use crate::assets;
+use crate::controller_manager::{self, ControllerManager};
 use crate::process::{self, Process};
 
 const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
@@ -26,18 +28,24 @@ const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
 const ADMIN_USER: &str = "admin";
 const ADMIN_GROUP: &str = "system:masters";
 
-/// Where the control plane keeps its files, and whether it owns them.
+/// Where the control plane keeps its files, whether it owns them, and what runs in it.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     /// A directory to use (kept on stop); a fresh temporary directory when `None` (removed).
     pub work_dir: Option<PathBuf>,
     /// Extra kube-apiserver flags, appended after envtest's.
     pub apiserver_args: Vec<String>,
+    /// kube-controller-manager beside the apiserver, running these controllers, with
+    /// credentials of its own; `None` (envtest's plane) runs none, so that nothing acts on
+    /// what a test writes. Its binary comes from [`assets::find_controller_manager`].
+    pub controller_manager: Option<ControllerManager>,
 }
 
-/// A running etcd + kube-apiserver.
+/// A running etcd + kube-apiserver, and kube-controller-manager when asked for.
 pub struct ControlPlane {
-    // Field order is drop order: the apiserver stops before etcd.
+    // Field order is drop order: the controller-manager stops before the apiserver, the
+    // apiserver before etcd.
+    controller_manager: Option<Process>,
     apiserver: Process,
     etcd: Process,
     /// etcd's client port, polled for health after a restart.
@@ -59,10 +67,17 @@ impl ControlPlane {
     }
 
     /// Starts etcd and kube-apiserver and waits until the apiserver is ready and the
-    /// `default` namespace exists. Blocking; callable from inside or outside a Tokio runtime.
+    /// `default` namespace exists; then, when asked for, kube-controller-manager, waiting
+    /// until it has built its controllers. Blocking; callable from inside or outside a
+    /// Tokio runtime.
     pub fn start_with(options: Options) -> Result<Self> {
         let started = Instant::now();
         let binaries = assets::find()?;
+        let controller_manager = options
+            .controller_manager
+            .as_ref()
+            .map(|controllers| anyhow::Ok((assets::find_controller_manager()?, controllers)))
+            .transpose()?;
         let (work_dir, owns_work_dir) = match options.work_dir {
             Some(dir) => {
                 fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -76,26 +91,42 @@ impl ControlPlane {
         };
         let timeout = start_timeout();
 
-        // A free port can be taken by someone else between our probe and the server's bind
-        // (another test binary starting at the same moment): retry with new ports.
-        let mut last_error = None;
-        for attempt in 1..=3 {
-            match start_processes(&binaries, &work_dir, &options.apiserver_args, timeout) {
-                Ok(parts) => {
-                    let plane = Self::assemble(parts, work_dir, owns_work_dir, started.elapsed());
-                    return Ok(plane);
+        let parts = with_new_ports("etcd and kube-apiserver", || {
+            start_processes(&binaries, &work_dir, &options.apiserver_args, timeout)
+        })
+        .and_then(|mut parts| {
+            if let Some((binary, controllers)) = &controller_manager {
+                let apiserver = controller_manager::Apiserver {
+                    url: &parts.url,
+                    serving_ca_pem: &parts.serving_ca_pem,
+                    client_ca: &parts.client_ca,
+                    service_account_key: &work_dir.join("pki/sa-signer.key"),
+                };
+                parts.controller_manager = Some(controller_manager::start(
+                    binary,
+                    controllers,
+                    &apiserver,
+                    &work_dir,
+                    timeout,
+                )?);
+            }
+            Ok(parts)
+        });
+        match parts {
+            Ok(parts) => Ok(Self::assemble(
+                parts,
+                work_dir,
+                owns_work_dir,
+                started.elapsed(),
+            )),
+            Err(error) => {
+                if owns_work_dir {
+                    let _ = fs::remove_dir_all(&work_dir);
+                    process::forget_dir(&work_dir);
                 }
-                Err(err) => {
-                    eprintln!("envtest: start attempt {attempt} failed: {err:#}");
-                    last_error = Some(err);
-                }
+                Err(error)
             }
         }
-        if owns_work_dir {
-            let _ = fs::remove_dir_all(&work_dir);
-            process::forget_dir(&work_dir);
-        }
-        Err(last_error.expect("three attempts ran"))
     }
 
     fn assemble(parts: Started, work_dir: PathBuf, owns_work_dir: bool, startup: Duration) -> Self {
@@ -106,6 +137,7 @@ impl ControlPlane {
             parts.kubeconfig_path.display()
         );
         Self {
+            controller_manager: parts.controller_manager,
             apiserver: parts.apiserver,
             etcd: parts.etcd,
             etcd_port: parts.etcd_port,
@@ -143,6 +175,22 @@ impl ControlPlane {
     /// The directory holding the PKI, logs and etcd data.
     pub fn work_dir(&self) -> &Path {
         &self.work_dir
+    }
+
+    /// The last `lines` of a component's log (`etcd`, `kube-apiserver`,
+    /// `kube-controller-manager`), for failure messages; empty for a component not running
+    /// here.
+    pub fn component_log(&self, name: &str, lines: usize) -> String {
+        [
+            Some(&self.etcd),
+            Some(&self.apiserver),
+            self.controller_manager.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
+        .find(|process| process.name() == name)
+        .map(|process| process.log_tail(lines))
+        .unwrap_or_default()
     }
 
     /// The admin client configuration.
@@ -374,12 +422,15 @@ impl ControlPlane {
         })
     }
 
-    /// Stops both processes and removes the work directory if it is temporary.
+    /// Stops the processes and removes the work directory if it is temporary.
     pub fn stop(mut self) {
         self.shutdown();
     }
 
     fn shutdown(&mut self) {
+        if let Some(controller_manager) = &mut self.controller_manager {
+            controller_manager.stop(Duration::from_secs(10));
+        }
         self.apiserver.stop(Duration::from_secs(10));
         self.etcd.stop(Duration::from_secs(10));
         if self.owns_work_dir {
@@ -460,6 +511,7 @@ pub async fn wait_established(
 }
 
 struct Started {
+    controller_manager: Option<Process>,
     apiserver: Process,
     etcd: Process,
     etcd_port: u16,
@@ -558,6 +610,7 @@ fn start_processes(
 
     wait_ready(&mut apiserver, &kubeconfig, deadline)?;
     Ok(Started {
+        controller_manager: None,
         apiserver,
         etcd,
         etcd_port: etcd_client_port,
@@ -570,43 +623,75 @@ fn start_processes(
 }
 
 /// Polls `/readyz` and then the `default` namespace (created by the apiserver itself once
-/// its bootstrap controllers ran), in a thread of its own so that this works whether or not
-/// the caller is inside a Tokio runtime.
+/// its bootstrap controllers ran).
 fn wait_ready(apiserver: &mut Process, kubeconfig: &Kubeconfig, deadline: Instant) -> Result<()> {
     let kubeconfig = kubeconfig.clone();
-    let probe = std::thread::spawn(move || -> Result<()> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        runtime.block_on(async {
-            let config =
-                kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
-                    .await?;
-            let client = kube::Client::try_from(config)?;
-            let namespaces: Api<Namespace> = Api::all(client.clone());
-            loop {
-                let ready = client
-                    .request_text(http::Request::get("/readyz").body(Vec::new())?)
-                    .await
-                    .is_ok_and(|body| body.trim() == "ok");
-                if ready && namespaces.get_opt("default").await.ok().flatten().is_some() {
-                    return Ok(());
-                }
-                if Instant::now() > deadline {
-                    bail!("kube-apiserver not ready before the deadline");
-                }
-                tokio::time::sleep(Duration::from_millis(100)).await;
+    wait_for_probe(apiserver, async move {
+        let config =
+            kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default()).await?;
+        let client = kube::Client::try_from(config)?;
+        let namespaces: Api<Namespace> = Api::all(client.clone());
+        loop {
+            let ready = client
+                .request_text(http::Request::get("/readyz").body(Vec::new())?)
+                .await
+                .is_ok_and(|body| body.trim() == "ok");
+            if ready && namespaces.get_opt("default").await.ok().flatten().is_some() {
+                return Ok(());
             }
-        })
+            if Instant::now() > deadline {
+                bail!("kube-apiserver not ready before the deadline");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    })
+}
+
+/// Runs `probe`, which returns once `process` is ready or fails at its deadline, on a
+/// runtime of its own in a thread of its own, so that this works whether or not the
+/// caller is inside a Tokio runtime; fails at once, with the end of its log, when
+/// `process` exits meanwhile.
+pub(crate) fn wait_for_probe(
+    process: &mut Process,
+    probe: impl Future<Output = Result<()>> + Send + 'static,
+) -> Result<()> {
+    let probe = std::thread::spawn(move || -> Result<()> {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+            .block_on(probe)
     });
     while !probe.is_finished() {
-        ensure_running(apiserver)?;
+        ensure_running(process)?;
         std::thread::sleep(Duration::from_millis(50));
     }
     probe
         .join()
         .map_err(|_| anyhow::anyhow!("readiness probe panicked"))?
-        .with_context(|| format!("kube-apiserver log ends with:\n{}", apiserver.log_tail(20)))
+        .with_context(|| {
+            format!(
+                "{} log ends with:\n{}",
+                process.name(),
+                process.log_tail(20)
+            )
+        })
+}
+
+/// Runs `start` up to three times: a free port can be taken by someone else between our
+/// probe and the server's bind (another test binary starting at the same moment), and
+/// each attempt picks new ports.
+pub(crate) fn with_new_ports<T>(what: &str, mut start: impl FnMut() -> Result<T>) -> Result<T> {
+    let mut last_error = None;
+    for attempt in 1..=3 {
+        match start() {
+            Ok(started) => return Ok(started),
+            Err(err) => {
+                eprintln!("envtest: starting {what}: attempt {attempt} failed: {err:#}");
+                last_error = Some(err);
+            }
+        }
+    }
+    Err(last_error.expect("three attempts ran"))
 }
 
 fn wait_until(process: &mut Process, deadline: Instant, ready: impl Fn() -> bool) -> Result<()> {
@@ -652,7 +737,7 @@ fn http_get_ok(port: u16, path: &str) -> bool {
         && response.starts_with("HTTP/1.0 200")
 }
 
-fn free_port() -> Result<u16> {
+pub(crate) fn free_port() -> Result<u16> {
     Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
         .local_addr()?
         .port())
@@ -688,7 +773,7 @@ fn new_temp_dir() -> Result<PathBuf> {
     unreachable!("the loop returns")
 }
 
-fn write_pair(dir: &Path, name: &str, pair: &CertPair) -> Result<()> {
+pub(crate) fn write_pair(dir: &Path, name: &str, pair: &CertPair) -> Result<()> {
     fs::create_dir_all(dir)?;
     fs::write(dir.join(format!("{name}.crt")), &pair.cert_pem)?;
     fs::write(dir.join(format!("{name}.key")), &pair.key_pem)?;
@@ -699,7 +784,9 @@ fn base64(text: &str) -> String {
     base64::engine::general_purpose::STANDARD.encode(text)
 }
 
-fn kubeconfig_yaml(url: &str, ca_pem: &str, user: &CertPair) -> String {
+/// A kubeconfig for `user` (a client certificate) of the apiserver at `url`, certificates
+/// inline; cluster, user and context named `envtest`.
+pub(crate) fn kubeconfig_yaml(url: &str, ca_pem: &str, user: &CertPair) -> String {
     format!(
         "apiVersion: v1\nkind: Config\nclusters:\n- name: envtest\n  cluster:\n    server: {url}\n    \
          certificate-authority-data: {ca}\nusers:\n- name: envtest\n  user:\n    client-certificate-data: {cert}\n    \

@@ -81,7 +81,7 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
         )
     })?;
     let tools = phases.time(
-        "the tools (control plane, controller-gen, kustomize, promlint, helm, cargo-deny)",
+        "the tools (control plane, controller-manager, controller-gen, kustomize, promlint, helm, cargo-deny)",
         install_tools,
     )?;
     // SAFETY: no other thread runs yet; `ControlPlane::start` reads the variable.
@@ -129,7 +129,8 @@ fn lints_outcome(built: &Built) -> jobs::Outcome {
     }
 }
 
-/// Installs the control plane binaries and the tools the tests use.
+/// Installs the control plane binaries (kube-controller-manager too, for the tests that
+/// ask a control plane for it) and the tools the tests use.
 pub(crate) fn install_tools() -> Result<Tools> {
     let assets = assets::install()?;
     let root = crate::workspace_root();
@@ -141,6 +142,10 @@ pub(crate) fn install_tools() -> Result<Tools> {
         .transpose()?;
     let env = vec![
         (assets::ASSETS_ENV, assets.clone()),
+        (
+            assets::CONTROLLER_MANAGER_ENV,
+            assets::install_controller_manager()?,
+        ),
         (tools::CONTROLLER_GEN.env, tools::CONTROLLER_GEN.install()?),
         (tools::KUSTOMIZE.env, tools::KUSTOMIZE.install()?),
         (tools::PROMLINT.env, tools::PROMLINT.install()?),

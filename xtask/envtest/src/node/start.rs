@@ -18,11 +18,13 @@ use super::{
     pki, teardown,
 };
 use crate::assets;
+use crate::controller_manager::{self, ControllerManager};
 
 /// Starts every component from nothing; on failure, tears down what started and returns
 /// the error (with the failing component's log).
 pub fn run(owner: &Path) -> Result<()> {
     let control_plane = assets::install()?;
+    let controller_manager = assets::install_controller_manager()?;
     let node_binaries = assets::NODE.install()?;
     check_ports_free()?;
     let started = Instant::now();
@@ -34,7 +36,12 @@ pub fn run(owner: &Path) -> Result<()> {
     };
     // From here on `down` can undo whatever happened, even after a crash of this process.
     state.save()?;
-    let result = start_components(&mut state, &control_plane, &node_binaries);
+    let result = start_components(
+        &mut state,
+        &control_plane,
+        &controller_manager,
+        &node_binaries,
+    );
     if let Err(error) = result {
         eprintln!("node: start failed; stopping what started");
         if let Err(teardown_error) = teardown::run() {
@@ -52,7 +59,12 @@ pub fn run(owner: &Path) -> Result<()> {
     Ok(())
 }
 
-fn start_components(state: &mut State, control_plane: &Path, node_binaries: &Path) -> Result<()> {
+fn start_components(
+    state: &mut State,
+    control_plane: &Path,
+    controller_manager: &Path,
+    node_binaries: &Path,
+) -> Result<()> {
     for dir in [
         layout::root().to_path_buf(),
         layout::run_dir().to_path_buf(),
@@ -118,8 +130,8 @@ fn start_components(state: &mut State, control_plane: &Path, node_binaries: &Pat
     spawn(
         state,
         "kube-controller-manager",
-        &node_binaries.join("kube-controller-manager"),
-        &controller_manager_args(&pki_file),
+        controller_manager,
+        &controller_manager_args(&pki),
         &[],
     )?;
     spawn(
@@ -253,25 +265,16 @@ fn apiserver_args(pki_file: &dyn Fn(&str) -> String) -> Vec<String> {
     ]
 }
 
-fn controller_manager_args(pki_file: &dyn Fn(&str) -> String) -> Vec<String> {
-    let kubeconfig = pki::kubeconfig_of("kube-controller-manager")
-        .display()
-        .to_string();
-    vec![
-        format!("--kubeconfig={kubeconfig}"),
-        format!("--authentication-kubeconfig={kubeconfig}"),
-        format!("--authorization-kubeconfig={kubeconfig}"),
-        "--bind-address=127.0.0.1".into(),
-        format!("--secure-port={CONTROLLER_MANAGER_PORT}"),
-        "--use-service-account-credentials".into(),
-        format!("--service-account-private-key-file={}", pki_file("sa.key")),
-        format!("--root-ca-file={}", pki_file("ca.crt")),
-        format!("--cluster-signing-cert-file={}", pki_file("ca.crt")),
-        format!("--cluster-signing-key-file={}", pki_file("ca.key")),
-        "--controllers=*".into(),
-        "--leader-elect=false".into(),
-        "--profiling=false".into(),
-    ]
+fn controller_manager_args(pki_dir: &Path) -> Vec<String> {
+    controller_manager::Flags {
+        kubeconfig: &pki::kubeconfig_of("kube-controller-manager"),
+        secure_port: CONTROLLER_MANAGER_PORT,
+        service_account_key: &pki_dir.join("sa.key"),
+        root_ca: &pki_dir.join("ca.crt"),
+        signing_ca: (&pki_dir.join("ca.crt"), &pki_dir.join("ca.key")),
+        controllers: &ControllerManager::defaults(),
+    }
+    .args()
 }
 
 fn scheduler_args() -> Vec<String> {
