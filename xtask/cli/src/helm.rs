@@ -11,12 +11,18 @@
 //! What a template changes in its object:
 //! - the namespace (as a whole value or a part of one, `<service>.<namespace>.svc`) becomes
 //!   `{{ .Release.Namespace }}`, and every name `namePrefix` gave becomes the release's
-//!   prefix (`<chart>.resourceName`): installed as release `<project>` into namespace
-//!   `<project>-system`, the chart makes the objects of `dist/install.yaml`;
+//!   prefix and the object's name in config/ (`<chart>.resourceName`): installed as release
+//!   `<project>` into namespace `<project>-system`, the chart makes the objects of
+//!   `dist/install.yaml`. Every such name fits 63 characters, whatever the release's name:
+//!   a prefix too long for an object's name is cut, and a hash of the whole prefix keeps
+//!   apart the objects of releases whose names begin alike;
 //! - Helm's labels (`<chart>.labels`) replace `app.kubernetes.io/managed-by: kustomize`;
 //! - the values switch objects and the manager's flags, ports and volumes on and off by
 //!   kubebuilder's conventional names (`webhook-service`, `serving-cert`, `--webhook-port`,
-//!   `metrics-certs`, ...), and set the manager's replicas, image and resources.
+//!   `metrics-certs`, ...), and set the manager's replicas, image and resources. values.yaml
+//!   holds only the switches of what the chart has: a project without webhooks (whose
+//!   config/default has no webhook Service and no cert-manager) gets no `webhook` or
+//!   `certManager` switch.
 //!
 //! With the default values the chart renders the installer's objects except for the
 //! differences listed, with their reasons, in `helm_differences.md` beside this file; the
@@ -127,6 +133,7 @@ fn make_chart(root: &Path, dir: &Path) -> Result<Chart> {
     let layout = Layout::read(&dir)?;
     let rendered = render(&dir, &layout)?;
     let names = Names::new(&name, &layout, &rendered.objects);
+    names.check_lengths()?;
     let mut templates = BTreeMap::new();
     templates.insert(
         PathBuf::from("templates/_helpers.tpl"),
@@ -144,7 +151,11 @@ fn make_chart(root: &Path, dir: &Path) -> Result<Chart> {
         }
     }
     let manager = ManagerDefaults::of(&rendered.objects)?;
-    let values = default_values(&manager, &rendered);
+    let read = values_read(&templates);
+    let values = default_values(&manager, &rendered)
+        .into_iter()
+        .filter(|section| read.contains(section.key))
+        .collect();
     Ok(Chart {
         name,
         templates,
@@ -617,6 +628,25 @@ impl Names {
         }
     }
 
+    /// Fails when an object's name in config/ is too long to fit 63 characters behind the
+    /// shortest part of the release's name that `<chart>.resourceName` keeps.
+    fn check_lengths(&self) -> Result<()> {
+        let long: Vec<&str> = self
+            .prefixed
+            .iter()
+            .map(|name| &name[self.prefix.len()..])
+            .filter(|suffix| suffix.len() > MAX_SUFFIX)
+            .collect();
+        if !long.is_empty() {
+            bail!(
+                "config/ names objects {}: longer than {MAX_SUFFIX} characters, they leave no \
+                 room for the release's name in a name of 63; shorten them in config/",
+                long.join(", ")
+            );
+        }
+        Ok(())
+    }
+
     /// The name without config/default's prefix: what the object is called in config/.
     fn base_name<'a>(&self, name: &'a str) -> &'a str {
         if self.prefixed.contains(name) {
@@ -674,6 +704,14 @@ impl Names {
     }
 }
 
+/// What a name cut by `<chart>.resourceName` has for the part of the prefix it keeps and the
+/// object's name in config/: 63 characters, less 8 hex digits of the hash and two dashes.
+const CUT_NAME_ROOM: usize = 63 - 8 - 2;
+
+/// The longest object name in config/ (after config/default's prefix) that
+/// `<chart>.resourceName` fits into 63 characters: it keeps one character of the prefix.
+const MAX_SUFFIX: usize = CUT_NAME_ROOM - 1;
+
 /// The named templates: the release's name prefix, object names and Helm's labels.
 fn helpers(names: &Names) -> String {
     let chart = &names.chart;
@@ -691,9 +729,20 @@ namePrefix without its dash), else "<release>-{base}"; at most 63 characters. */
 {{{{- end -}}}}
 {{{{- end }}}}
 
-{{{{/* An object's name: the prefix, then its name in config/ (.suffix). */}}}}
+{{{{/* An object's name: the prefix, then its name in config/ (.suffix), in at most 63
+characters (a Service's name is a DNS label). When they are longer, the prefix is cut to
+leave room for the whole name in config/ and, between the two, 8 hex digits of the whole
+prefix's SHA-256: the names of two releases whose prefixes begin alike stay apart, and an
+object's name depends on the release and that object only. */}}}}
 {{{{- define "{chart}.resourceName" -}}}}
-{{{{- printf "%s-%s" (include "{chart}.fullname" .context) .suffix -}}}}
+{{{{- $prefix := include "{chart}.fullname" .context -}}}}
+{{{{- $name := printf "%s-%s" $prefix .suffix -}}}}
+{{{{- if le (len $name) 63 -}}}}
+{{{{- $name -}}}}
+{{{{- else -}}}}
+{{{{- $kept := trunc (sub {CUT_NAME_ROOM} (len .suffix) | int) $prefix | trimSuffix "-" -}}}}
+{{{{- printf "%s-%s-%s" $kept (sha256sum $prefix | trunc 8) .suffix -}}}}
+{{{{- end -}}}}
 {{{{- end }}}}
 
 "#
@@ -951,7 +1000,7 @@ fn manager_container(deployment: &mut Value) -> Option<&mut Map<String, Value>> 
 
 /// The manager's replicas, image and resources from the values; its flags, ports and
 /// volumes switched with the features they serve; `ENABLE_WEBHOOKS=false` with the
-/// webhooks off (the manager's switch for its webhook server).
+/// webhooks off (the manager's switch for its webhook server), if it serves any.
 fn template_manager(deployment: &mut Value, splices: &mut Splices) -> Result<()> {
     let replicas = splices.add(Splice::Action("{{ .Values.manager.replicas }}".into()));
     deployment["spec"]["replicas"] = json!(replicas);
@@ -978,11 +1027,25 @@ fn template_manager(deployment: &mut Value, splices: &mut Splices) -> Result<()>
     let resources = splices.add(Splice::ToYaml(".Values.manager.resources".into()));
     container.insert("resources".into(), json!(resources));
     guard_entry(container, "resources", ".Values.manager.resources", splices);
+    let serves_webhooks = container
+        .get("args")
+        .and_then(Value::as_array)
+        .is_some_and(|args| {
+            args.iter()
+                .any(|arg| arg_condition(arg).as_deref() == Some(WEBHOOK))
+        });
     guard_items(container, "args", arg_condition, splices);
     guard_items(container, "ports", named_condition(&MANAGER_PORTS), splices);
     let mounts = named_condition(&MANAGER_VOLUMES);
     guard_items(container, "volumeMounts", mounts, splices);
+    if serves_webhooks {
+        webhooks_off_in_env(container, splices)?;
+    }
+    Ok(())
+}
 
+/// `ENABLE_WEBHOOKS=false` in the manager's environment when the webhooks are off.
+fn webhooks_off_in_env(container: &mut Map<String, Value>, splices: &mut Splices) -> Result<()> {
     let webhooks_off = splices.add(Splice::If {
         condition: format!("not {WEBHOOK}"),
         content: json!([{ "name": "ENABLE_WEBHOOKS", "value": "false" }]),
@@ -1164,6 +1227,16 @@ fn split_image(image: &str) -> (&str, &str) {
         }
         _ => (image, ""),
     }
+}
+
+/// The top-level keys of the values that `templates` read (`.Values.<key>`): values.yaml
+/// offers those sections only.
+fn values_read(templates: &BTreeMap<PathBuf, String>) -> BTreeSet<&str> {
+    templates
+        .values()
+        .flat_map(|text| text.split(".Values.").skip(1))
+        .filter_map(|after| after.split(|c: char| !c.is_ascii_alphanumeric()).next())
+        .collect()
 }
 
 /// A top-level section of values.yaml: its comment, key and defaults.
@@ -1467,6 +1540,32 @@ mod tests {
              .{{ .Release.Namespace }}.svc"
         );
         assert_eq!(names.template("p-other.p-systems"), None);
+    }
+
+    #[test]
+    fn a_name_that_leaves_no_room_for_the_release_is_refused() {
+        let layout = Layout {
+            namespace: Some("p-system".into()),
+            name_prefix: Some("p-".into()),
+            resources: vec![],
+        };
+        let fits = format!("p-{}", "a".repeat(MAX_SUFFIX));
+        let too_long = format!("p-{}", "b".repeat(MAX_SUFFIX + 1));
+        let objects = [fits, too_long.clone()]
+            .map(|name| json!({ "kind": "ClusterRole", "metadata": { "name": name } }));
+        assert!(
+            Names::new("p", &layout, &objects[..1])
+                .check_lengths()
+                .is_ok()
+        );
+        let error = Names::new("p", &layout, &objects)
+            .check_lengths()
+            .unwrap_err();
+        assert!(error.to_string().contains(&too_long[2..]), "{error}");
+        assert!(
+            !error.to_string().contains(&"a".repeat(MAX_SUFFIX)),
+            "{error}"
+        );
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! for the differences `src/helm_differences.md` lists; its values switch what they name;
 //! `helm install` puts it on a real control plane; a regeneration keeps the user's values
 //! and refuses to overwrite edited templates; and a project fresh from `init` gets a chart
-//! as well. helm runs with its cache, config and data homes in a directory of its own, so
+//! as well, whose names fit 63 characters for any release name and whose values switch only
+//! what it has. helm runs with its cache, config and data homes in a directory of its own, so
 //! it knows no repository and downloads nothing.
 
 mod common;
@@ -19,11 +20,11 @@ use kube::core::GroupVersionKind;
 use kubebuilder_cli::Command;
 use kubebuilder_cli::helm::{self, Args};
 use kubebuilder_cli::kustomize::{self, Overrides};
-use kubebuilder_cli::scaffold::{self, init};
+use kubebuilder_cli::scaffold::{self, create_in, init};
 use kubebuilder_envtest::ControlPlane;
 use serde_json::{Value, json};
 
-use common::{copy_tree, objects, parse, repo_root, snapshot};
+use common::{copy_tree, create_command, objects, parse, repo_root, snapshot};
 
 /// helm itself, which `cargo xtask test` installs.
 fn helm_binary() -> PathBuf {
@@ -715,17 +716,154 @@ fn an_edited_template_stops_regeneration_unless_forced() {
     assert!(own.exists(), "a template of the user's own is left alone");
 }
 
-#[test]
-fn a_new_project_from_init_gets_a_chart_of_its_installer() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("fleet");
+/// A project made by `init <root> --domain example.com`.
+fn init_at(root: &Path) {
     let line = format!("init {} --domain example.com", root.display());
     let Command::Scaffold(scaffold::Command::Init(args)) = parse(&line) else {
         panic!("{line} is an init command");
     };
     init::plan(&args).unwrap().apply().unwrap();
+}
+
+#[test]
+fn a_new_project_from_init_gets_a_chart_of_its_installer() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("fleet");
+    init_at(&root);
     let chart = root.join("dist/chart");
     generate(&root, &chart).unwrap();
     assert_lints_clean(&chart, &[]);
     assert_chart_renders_the_installer(&root, &chart, "fleet");
+}
+
+/// Every name fits 63 characters (a Service's name is a DNS label), and no two objects of a
+/// kind share one.
+fn assert_names_fit_and_differ(objects: &[Value]) {
+    let identities = identities(objects);
+    for (kind, name) in &identities {
+        assert!(name.len() <= 63, "{kind} {name}: {} characters", name.len());
+    }
+    let mut distinct = identities.clone();
+    distinct.dedup();
+    assert_eq!(distinct, identities, "two objects of a kind share a name");
+}
+
+/// Every object a name refers to is one of `objects`: the manager's ServiceAccount, the
+/// roles and subjects of the bindings, the webhooks' Service, the certificates' Issuer,
+/// Services and the Certificate whose CA is injected.
+fn assert_references_resolve(objects: &[Value], namespace: &str) {
+    let exists = |kind: &str, name: &Value| {
+        let name = name
+            .as_str()
+            .unwrap_or_else(|| panic!("a {kind}'s name: {name}"));
+        assert!(find(objects, kind, name).is_some(), "no {kind} {name}");
+    };
+    for object in objects {
+        let spec = &object["spec"];
+        match object["kind"].as_str().unwrap() {
+            "Deployment" => exists(
+                "ServiceAccount",
+                &spec["template"]["spec"]["serviceAccountName"],
+            ),
+            "RoleBinding" | "ClusterRoleBinding" => {
+                exists(
+                    object["roleRef"]["kind"].as_str().unwrap(),
+                    &object["roleRef"]["name"],
+                );
+                for subject in object["subjects"].as_array().unwrap() {
+                    exists("ServiceAccount", &subject["name"]);
+                }
+            }
+            "MutatingWebhookConfiguration" | "ValidatingWebhookConfiguration" => {
+                for webhook in object["webhooks"].as_array().unwrap() {
+                    exists("Service", &webhook["clientConfig"]["service"]["name"]);
+                }
+                let injected = object["metadata"]["annotations"]["cert-manager.io/inject-ca-from"]
+                    .as_str()
+                    .unwrap();
+                let certificate = injected.strip_prefix(&format!("{namespace}/")).unwrap();
+                exists("Certificate", &json!(certificate));
+            }
+            "Certificate" => {
+                exists("Issuer", &spec["issuerRef"]["name"]);
+                let host = spec["dnsNames"][0].as_str().unwrap();
+                let service = host.strip_suffix(&format!(".{namespace}.svc")).unwrap();
+                exists("Service", &json!(service));
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Helm's longest release names (53 characters), alike but for their last word.
+const LONGEST_RELEASES: [&str; 2] = [
+    "a-release-named-as-long-as-helm-allows-it-to-be-first",
+    "a-release-named-as-long-as-helm-allows-it-to-be-other",
+];
+
+/// The chart, with every object it may hold, rendered as `release`.
+fn everything(chart: &Path, release: &str) -> Vec<Value> {
+    let sets = ["prometheus.enabled=true", "networkPolicy.enabled=true"];
+    template(chart, release, "operators", &sets)
+}
+
+/// Rendered as a long release name and as each of the longest, every name fits and is its
+/// kind's only one, and the references follow the names; two releases of the longest names
+/// in one namespace share no name either (but the CRDs', which are not the release's).
+fn assert_names_fit_any_release(chart: &Path) {
+    assert!(LONGEST_RELEASES.iter().all(|release| release.len() == 53));
+    for release in std::iter::once("test-release-memcached-operator").chain(LONGEST_RELEASES) {
+        let objects = everything(chart, release);
+        assert_names_fit_and_differ(&objects);
+        assert_references_resolve(&objects, "operators");
+    }
+    let both: Vec<Value> = LONGEST_RELEASES
+        .iter()
+        .flat_map(|release| everything(chart, release))
+        .filter(|object| object["kind"] != "CustomResourceDefinition")
+        .collect();
+    assert_names_fit_and_differ(&both);
+}
+
+/// The values of the chart's values.yaml.
+fn values_of(chart: &Path) -> Value {
+    serde_saphyr::from_str(&fs::read_to_string(chart.join("values.yaml")).unwrap()).unwrap()
+}
+
+#[test]
+fn the_chart_of_a_project_switches_what_it_has_with_names_that_fit_any_release() {
+    // kubebuilder's Getting Started operator, whose chart `helm lint` renders as release
+    // `test-release`: names such as test-release-memcached-operator-controller-manager-...
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("memcached-operator");
+    init_at(&root);
+    let create = |line: &str| {
+        create_in(&root, &create_command(line)).unwrap_or_else(|e| panic!("{line}: {e:#}"));
+    };
+    create("create api --group cache --version v1alpha1 --kind Memcached");
+    let chart = root.join("dist/chart");
+    generate(&root, &chart).unwrap();
+    assert_lints_clean(&chart, &[]);
+    let values = values_of(&chart);
+    for switch in ["webhook", "certManager"] {
+        assert_eq!(
+            values[switch],
+            Value::Null,
+            "{switch} in values.yaml: {values:#}"
+        );
+    }
+    assert_chart_renders_the_installer(&root, &chart, "memcached-operator");
+    assert_names_fit_any_release(&chart);
+
+    // Its first webhook brings the webhook Service and cert-manager, and their switches.
+    create("create webhook --group cache --version v1alpha1 --kind Memcached --defaulting");
+    generate(&root, &chart).unwrap();
+    let values = values_of(&chart);
+    for switch in ["webhook", "certManager"] {
+        assert_eq!(values[switch]["enabled"], true, "{values:#}");
+    }
+    assert_lints_clean(&chart, &[]);
+    assert_lints_clean(&chart, &["webhook.enabled=false"]);
+    assert_chart_renders_the_installer(&root, &chart, "memcached-operator");
+    assert_names_fit_any_release(&chart);
 }

@@ -1,7 +1,8 @@
 //! `cargo xtask create webhook`: a kind's defaulting and validating admission webhooks and
 //! their test, or the conversion between its versions (whose `Spoke` impl has a test of its
 //! own), and their registration in the manager, as `kubebuilder create webhook` scaffolds
-//! them.
+//! them. The first webhook of a project also turns on what serves the webhooks in `config/`
+//! (their Service, cert-manager's certificates and the wiring), which `init` leaves off.
 
 use std::path::Path;
 
@@ -11,7 +12,7 @@ use super::layout::{self, KindLayout};
 use super::names::Kind;
 use super::plan::Plan;
 use super::project::{self, Project, Webhooks};
-use super::templates::{self, Values, kind as template};
+use super::templates::{self, Values, config, kind as template};
 use super::versions;
 use super::{
     KindArgs, declare_controller_module, insert_rendered, kind_values, read_project_for,
@@ -104,6 +105,8 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
         layout: &layout,
         values: &values,
     };
+    // First: the conversion's CA injection goes into a section this turns on.
+    plan_webhook_sections(&mut plan)?;
     if args.defaulting || args.programmatic_validation {
         plan_admission(&mut plan, &target, args, &mut webhooks)?;
     }
@@ -117,6 +120,27 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
     plan.write(project::FILE, project.to_yaml());
     plan.format_rust()?;
     Ok(plan)
+}
+
+/// The files of `config/` with sections a project's first webhook turns on.
+const FILES_WITH_WEBHOOK_SECTIONS: [&str; 2] = [
+    "config/default/kustomization.yaml",
+    "config/network-policy/kustomization.yaml",
+];
+
+/// Turns on the [`config::WEBHOOK_SECTION`]s of `config/` that are still commented out: the
+/// webhooks' Service, cert-manager and the patches and replacements that wire them. A file
+/// the project removed is left out; one whose sections are on already is left as it is.
+fn plan_webhook_sections(plan: &mut Plan) -> Result<()> {
+    for path in FILES_WITH_WEBHOOK_SECTIONS {
+        if let Some(text) = plan.read(path)? {
+            let on = config::with_webhook_sections(&text);
+            if on != text {
+                plan.write(path, on);
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The kind the webhooks are for, and where its files are.

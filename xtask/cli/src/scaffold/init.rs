@@ -524,7 +524,7 @@ mod tests {
     }
 
     #[test]
-    fn our_config_is_the_init_config_with_the_cronjob_listed() {
+    fn our_config_is_the_init_config_with_its_webhooks_on_and_the_cronjob_listed() {
         let project = our_project();
         let kinds: Vec<Kind> = project
             .resources
@@ -538,7 +538,9 @@ mod tests {
             .map(project::Resource::kind)
             .collect();
         for (path, template) in config::FILES {
-            let rendered = templates::render(template, &our_values(&project));
+            // Ours has webhooks: its webhook sections are on.
+            let rendered =
+                config::with_webhook_sections(&templates::render(template, &our_values(&project)));
             let listed = manifests::with_resources(&rendered, &kind_entries(path, &kinds))
                 .unwrap()
                 .unwrap_or(rendered);

@@ -6,7 +6,8 @@
 //! ([`plan::Plan`]); only a complete plan touches the disk, all at once, so bad input leaves
 //! the tree byte-for-byte unchanged. Existing files change only at scaffold markers
 //! (`// +kubebuilder:scaffold:<what>` comment lines, above which new lines go), in
-//! kustomization resource lists and in `PROJECT`. `create` then regenerates `config/` as the
+//! kustomization resource lists, in the `# [WEBHOOK]` sections of `config/` (which the first
+//! `create webhook` uncomments) and in `PROJECT`. `create` then regenerates `config/` as the
 //! project's `cargo xtask manifests` does, reading the new sources in-process, so that the
 //! first kind of a new project has its manifests in seconds; only where that reading defers
 //! to a build does it run the project's `cargo xtask manifests`, saying why.

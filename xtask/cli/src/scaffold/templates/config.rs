@@ -1,8 +1,13 @@
 //! The hand-editable files of `config/` (kubebuilder's go/v4 layout) as `init` writes them.
-//! This repository's `config/` is the same text rendered for its project name, plus the
-//! entries `manifests` and `create api` add per kind; a test keeps the two identical. The
-//! generated files (CRDs, `rbac/role.yaml`, `webhook/manifests.yaml`, per-kind roles) are
-//! `manifests`' job.
+//! This repository's `config/` is the same text rendered for its project name, with its
+//! [`WEBHOOK_SECTION`]s turned on and the entries `manifests` and `create` add per kind; a
+//! test keeps the two identical. The generated files (CRDs, `rbac/role.yaml`,
+//! `webhook/manifests.yaml`, per-kind roles) are `manifests`' job.
+//!
+//! As in kubebuilder's go/v4 scaffold, a project without webhooks deploys on a cluster
+//! without cert-manager: `config/default` leaves the webhooks, cert-manager's certificates
+//! and their wiring commented out (the manager then serves its metrics with a self-signed
+//! certificate), and `create webhook` turns them on with the first webhook.
 
 /// Each file's path under `config/` and its template (placeholders: `project_name`, and
 /// `manager_env` and `manager_namespace_arg`, empty unless the project is namespaced).
@@ -156,8 +161,11 @@ resources:
 - ../crd
 - ../rbac
 - ../manager
-- ../webhook
-- ../certmanager
+# The webhooks' Service and configurations, and the certificates cert-manager issues for
+# them and for the metrics endpoint (cert-manager must then run in the cluster).
+# [WEBHOOK] `cargo xtask create webhook` uncomments the lines below with the first webhook.
+#- ../webhook
+#- ../certmanager
 - metrics_service.yaml
 # With the Prometheus Operator in the cluster:
 #- ../prometheus
@@ -168,139 +176,143 @@ patches:
 - path: manager_metrics_patch.yaml
   target:
     kind: Deployment
-- path: cert_metrics_manager_patch.yaml
-  target:
-    kind: Deployment
-- path: manager_webhook_patch.yaml
-  target:
-    kind: Deployment
+# The manager serves its metrics with the certificate cert-manager issues (without it, with
+# a self-signed one), and the webhooks.
+# [WEBHOOK] `cargo xtask create webhook` uncomments the lines below with the first webhook.
+#- path: cert_metrics_manager_patch.yaml
+#  target:
+#    kind: Deployment
+#- path: manager_webhook_patch.yaml
+#  target:
+#    kind: Deployment
 
 # cert-manager wiring: the certificates name the Services they serve, and the webhook
 # configurations and the CRDs of kinds that convert ask cert-manager to inject the webhook
 # certificate's CA.
-replacements:
-- source:
-    kind: Service
-    version: v1
-    name: webhook-service
-    fieldPath: metadata.name
-  targets:
-  - select:
-      kind: Certificate
-      group: cert-manager.io
-      version: v1
-      name: serving-cert
-    fieldPaths:
-    - spec.dnsNames.0
-    - spec.dnsNames.1
-    options:
-      delimiter: .
-      index: 0
-      create: true
-- source:
-    kind: Service
-    version: v1
-    name: webhook-service
-    fieldPath: metadata.namespace
-  targets:
-  - select:
-      kind: Certificate
-      group: cert-manager.io
-      version: v1
-      name: serving-cert
-    fieldPaths:
-    - spec.dnsNames.0
-    - spec.dnsNames.1
-    options:
-      delimiter: .
-      index: 1
-      create: true
-- source:
-    kind: Service
-    version: v1
-    name: controller-manager-metrics-service
-    fieldPath: metadata.name
-  targets:
-  - select:
-      kind: Certificate
-      group: cert-manager.io
-      version: v1
-      name: metrics-certs
-    fieldPaths:
-    - spec.dnsNames.0
-    - spec.dnsNames.1
-    options:
-      delimiter: .
-      index: 0
-      create: true
-- source:
-    kind: Service
-    version: v1
-    name: controller-manager-metrics-service
-    fieldPath: metadata.namespace
-  targets:
-  - select:
-      kind: Certificate
-      group: cert-manager.io
-      version: v1
-      name: metrics-certs
-    fieldPaths:
-    - spec.dnsNames.0
-    - spec.dnsNames.1
-    options:
-      delimiter: .
-      index: 1
-      create: true
-- source:
-    kind: Certificate
-    group: cert-manager.io
-    version: v1
-    name: serving-cert
-    fieldPath: metadata.namespace
-  targets:
-  - select:
-      kind: MutatingWebhookConfiguration
-    fieldPaths:
-    - metadata.annotations.[cert-manager.io/inject-ca-from]
-    options:
-      delimiter: /
-      index: 0
-      create: true
-  - select:
-      kind: ValidatingWebhookConfiguration
-    fieldPaths:
-    - metadata.annotations.[cert-manager.io/inject-ca-from]
-    options:
-      delimiter: /
-      index: 0
-      create: true
-  # The CRDs of kinds that convert (`cargo xtask create webhook --conversion` adds them):
-  # +kubebuilder:scaffold:crd-ca-injection-namespace
-- source:
-    kind: Certificate
-    group: cert-manager.io
-    version: v1
-    name: serving-cert
-    fieldPath: metadata.name
-  targets:
-  - select:
-      kind: MutatingWebhookConfiguration
-    fieldPaths:
-    - metadata.annotations.[cert-manager.io/inject-ca-from]
-    options:
-      delimiter: /
-      index: 1
-      create: true
-  - select:
-      kind: ValidatingWebhookConfiguration
-    fieldPaths:
-    - metadata.annotations.[cert-manager.io/inject-ca-from]
-    options:
-      delimiter: /
-      index: 1
-      create: true
-  # The CRDs of kinds that convert (`cargo xtask create webhook --conversion` adds them):
-  # +kubebuilder:scaffold:crd-ca-injection-name
+# [WEBHOOK] `cargo xtask create webhook` uncomments the lines below with the first webhook.
+#replacements:
+#- source:
+#    kind: Service
+#    version: v1
+#    name: webhook-service
+#    fieldPath: metadata.name
+#  targets:
+#  - select:
+#      kind: Certificate
+#      group: cert-manager.io
+#      version: v1
+#      name: serving-cert
+#    fieldPaths:
+#    - spec.dnsNames.0
+#    - spec.dnsNames.1
+#    options:
+#      delimiter: .
+#      index: 0
+#      create: true
+#- source:
+#    kind: Service
+#    version: v1
+#    name: webhook-service
+#    fieldPath: metadata.namespace
+#  targets:
+#  - select:
+#      kind: Certificate
+#      group: cert-manager.io
+#      version: v1
+#      name: serving-cert
+#    fieldPaths:
+#    - spec.dnsNames.0
+#    - spec.dnsNames.1
+#    options:
+#      delimiter: .
+#      index: 1
+#      create: true
+#- source:
+#    kind: Service
+#    version: v1
+#    name: controller-manager-metrics-service
+#    fieldPath: metadata.name
+#  targets:
+#  - select:
+#      kind: Certificate
+#      group: cert-manager.io
+#      version: v1
+#      name: metrics-certs
+#    fieldPaths:
+#    - spec.dnsNames.0
+#    - spec.dnsNames.1
+#    options:
+#      delimiter: .
+#      index: 0
+#      create: true
+#- source:
+#    kind: Service
+#    version: v1
+#    name: controller-manager-metrics-service
+#    fieldPath: metadata.namespace
+#  targets:
+#  - select:
+#      kind: Certificate
+#      group: cert-manager.io
+#      version: v1
+#      name: metrics-certs
+#    fieldPaths:
+#    - spec.dnsNames.0
+#    - spec.dnsNames.1
+#    options:
+#      delimiter: .
+#      index: 1
+#      create: true
+#- source:
+#    kind: Certificate
+#    group: cert-manager.io
+#    version: v1
+#    name: serving-cert
+#    fieldPath: metadata.namespace
+#  targets:
+#  - select:
+#      kind: MutatingWebhookConfiguration
+#    fieldPaths:
+#    - metadata.annotations.[cert-manager.io/inject-ca-from]
+#    options:
+#      delimiter: /
+#      index: 0
+#      create: true
+#  - select:
+#      kind: ValidatingWebhookConfiguration
+#    fieldPaths:
+#    - metadata.annotations.[cert-manager.io/inject-ca-from]
+#    options:
+#      delimiter: /
+#      index: 0
+#      create: true
+#  # The CRDs of kinds that convert (`cargo xtask create webhook --conversion` adds them):
+#  # +kubebuilder:scaffold:crd-ca-injection-namespace
+#- source:
+#    kind: Certificate
+#    group: cert-manager.io
+#    version: v1
+#    name: serving-cert
+#    fieldPath: metadata.name
+#  targets:
+#  - select:
+#      kind: MutatingWebhookConfiguration
+#    fieldPaths:
+#    - metadata.annotations.[cert-manager.io/inject-ca-from]
+#    options:
+#      delimiter: /
+#      index: 1
+#      create: true
+#  - select:
+#      kind: ValidatingWebhookConfiguration
+#    fieldPaths:
+#    - metadata.annotations.[cert-manager.io/inject-ca-from]
+#    options:
+#      delimiter: /
+#      index: 1
+#      create: true
+#  # The CRDs of kinds that convert (`cargo xtask create webhook --conversion` adds them):
+#  # +kubebuilder:scaffold:crd-ca-injection-name
 "#,
     ),
     (
@@ -518,7 +530,8 @@ spec:
 # webhook ports; enable them in config/default when the cluster enforces NetworkPolicy.
 resources:
 - allow-metrics-traffic.yaml
-- allow-webhook-traffic.yaml
+# [WEBHOOK] `cargo xtask create webhook` uncomments the line below with the first webhook.
+#- allow-webhook-traffic.yaml
 "#,
     ),
     (
@@ -776,3 +789,52 @@ pub const NAMESPACED_MANAGER_ENV: &str = "
 /// `manager_namespace_arg` of a namespaced project: watch only the pod's namespace.
 pub const NAMESPACED_MANAGER_ARG: &str = "
         - --namespace=$(WATCH_NAMESPACE)";
+
+/// The comment line (this text, then any) above each section of `config/` that `init` writes
+/// commented out, one `#` before each line, and that `create webhook` turns on.
+pub const WEBHOOK_SECTION: &str = "# [WEBHOOK]";
+
+/// `text` with the lines of every [`WEBHOOK_SECTION`] uncommented. A section is the run of
+/// commented-out YAML right below its comment line (`#` then the line: `#- ../webhook`,
+/// `#  target:`); the first line that is none, such as a prose comment (`# ...`), ends it.
+/// Uncommenting again changes nothing: a section turned on starts with a YAML line.
+pub fn with_webhook_sections(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_section = false;
+    for line in text.split_inclusive('\n') {
+        match commented_out(line) {
+            Some(yaml) if in_section => out.push_str(yaml),
+            _ => {
+                in_section = line.starts_with(WEBHOOK_SECTION);
+                out.push_str(line);
+            }
+        }
+    }
+    out
+}
+
+/// The YAML line `line` comments out, if it is one: `#` directly before a key, a list item
+/// or an indentation (of two spaces at least), where a prose comment has `# ` and a word.
+fn commented_out(line: &str) -> Option<&str> {
+    let yaml = line.strip_prefix('#')?;
+    let prose = yaml.starts_with(' ') && !yaml.starts_with("  ");
+    let blank = yaml.trim().is_empty();
+    (!prose && !blank).then_some(yaml)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn webhook_sections_are_uncommented_once_up_to_the_first_line_of_no_yaml() {
+        let text = "a:\n# [WEBHOOK] on with a webhook\n#- b\n#  c: d\n#  # e\n# prose\n#- f\n\
+                    #- g\n";
+        let on = with_webhook_sections(text);
+        assert_eq!(
+            on,
+            "a:\n# [WEBHOOK] on with a webhook\n- b\n  c: d\n  # e\n# prose\n#- f\n#- g\n"
+        );
+        assert_eq!(with_webhook_sections(&on), on);
+    }
+}
