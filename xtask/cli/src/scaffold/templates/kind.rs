@@ -348,6 +348,8 @@ impl Reconciler<{{kind}}> for {{kind}}Reconciler {
     /// Runs for each {{kind}} that changes (and for every one when the controller starts);
     /// `ctx` holds the controller's client, cache, Event recorder and applier.
     async fn reconcile(&self, {{kind_snake}}: Arc<{{kind}}>, ctx: &Context) -> Result<Action> {
+        // Logs inherit the reconcile's span, which names the {{kind}}.
+        tracing::debug!("reconciling");
         // Make the cluster match `{{kind_snake}}.spec` here: read what exists, then create,
         // change or delete what differs (with an RBAC attribute above for each kind it
         // touches), and report the outcome in the conditions.
