@@ -1,7 +1,8 @@
 //! `cargo kubebuilder init`, with the CLI installed as a user installs it, makes a project
 //! that builds and passes its own `cargo xtask test` as it is, whose config/ renders as
 //! kustomize renders it, and to which every variant of `create api` and `create webhook`
-//! adds code that builds lint-clean with current manifests.
+//! (the deploy-image plugin's Getting Started operator among them) adds code that builds
+//! lint-clean with current manifests and passes its own tests.
 //!
 //! Slow (it builds a new workspace; see `common` for how it shares the target directory):
 //! `#[ignore]`d, and run by `cargo xtask test` in its last step.
@@ -148,6 +149,11 @@ fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
     for line in [
         "create api --group ship --version v1 --kind Frigate",
         "create webhook --group ship --version v1 --kind Frigate --defaulting --programmatic-validation",
+        // kubebuilder's Getting Started operator: the deploy-image plugin's controller.
+        "create api --group cache --version v1alpha1 --kind Memcached \
+         --image memcached:1.6.26-alpine3.19 --image-container-command \
+         memcached,--memory-limit=64,-o,modern,-v --image-container-port 11211 \
+         --run-as-user 1001 --plugins deploy-image/v1-alpha",
     ] {
         cargo_kubebuilder(&root, &path, &line.split_whitespace().collect::<Vec<_>>());
     }
@@ -175,6 +181,7 @@ fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
         "armada_controller",
         "escort_ship_controller",
         "frigate_controller",
+        "memcached_controller",
     ] {
         // The command passed, so every job it started passed.
         assert!(
@@ -191,10 +198,25 @@ fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
     assert_eq!(
         crds,
         [
+            "cache.fleet.example.com_memcacheds.yaml",
             "escort.fleet.example.com_escortships.yaml",
             "ship.fleet.example.com_armadae.yaml",
             "ship.fleet.example.com_frigates.yaml",
         ]
+    );
+    // The Memcached's image reaches the deployed manager, through config/manager.
+    let installed = installed_objects_as_kustomize_renders_them(&root);
+    let manager: serde_json::Value = installed
+        .iter()
+        .map(|object| serde_json::from_str(object).unwrap())
+        .find(|object: &serde_json::Value| object["kind"] == "Deployment")
+        .expect("the manager's Deployment");
+    let env = &manager["spec"]["template"]["spec"]["containers"][0]["env"];
+    assert!(
+        env.as_array().unwrap().contains(&serde_json::json!(
+            {"name": "MEMCACHED_IMAGE", "value": "memcached:1.6.26-alpine3.19"}
+        )),
+        "{env}"
     );
 }
 

@@ -3,7 +3,9 @@
 //! is not served until it converts (see `versions`). With `--resource=false`, a controller
 //! for a kind this project does not own: one of Kubernetes' (`--group apps --version v1
 //! --kind Deployment`), or another project's, whose Rust types a dependency has
-//! (`--external-api-path`), as kubebuilder's core and external types.
+//! (`--external-api-path`), as kubebuilder's core and external types. With `--plugins
+//! deploy-image/v1-alpha`, a kind whose controller runs a container image (see
+//! `deploy_image`).
 
 use std::path::Path;
 
@@ -11,6 +13,7 @@ use anyhow::{Context as _, Result, bail};
 use clap::ArgAction;
 use serde_json::{Map, Value, json};
 
+use super::deploy_image;
 use super::layout::{self, KindLayout};
 use super::names::{self, Kind, core_kinds};
 use super::plan::Plan;
@@ -60,7 +63,33 @@ pub struct Args {
     /// Scaffold again over existing files.
     #[arg(long)]
     pub force: bool,
+    /// kubebuilder's `--plugins`, and the plugin's options.
+    #[command(flatten)]
+    pub deploy_image: deploy_image::PluginArgs,
 }
+
+/// The templates of a kind's own files: the usual ones, or a plugin's.
+pub struct KindTemplates {
+    /// `api/src/<version>/<kind>_types.rs`.
+    pub types: &'static str,
+    /// `config/samples/<group>_<version>_<kind>.yaml`.
+    pub sample: &'static str,
+    /// `controller/src/<kind>/mod.rs`.
+    pub controller_mod: &'static str,
+    /// `controller/src/<kind>/reconciler.rs`.
+    pub reconciler: &'static str,
+    /// `controller/tests/<kind>_controller.rs`.
+    pub controller_test: &'static str,
+}
+
+/// The usual templates of a kind (kubebuilder's `go/v4` plugin's files).
+const USUAL: KindTemplates = KindTemplates {
+    types: template::TYPES_RS,
+    sample: template::SAMPLE_YAML,
+    controller_mod: template::CONTROLLER_MOD_RS,
+    reconciler: template::RECONCILER_RS,
+    controller_test: template::CONTROLLER_TEST_RS,
+};
 
 /// Every file `create api` writes in the workspace at `root`, or why it cannot.
 pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
@@ -73,6 +102,10 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
     } = &args.kind;
     if let Some(plural) = &args.plural {
         names::validate_plural(plural)?;
+    }
+    let operand = args.deploy_image.operand()?;
+    if operand.is_some() {
+        deploy_image::check_fits(args, &project)?;
     }
     let other_versions: Vec<String> = project
         .versions_of(group, kind)
@@ -147,11 +180,21 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
         let unserved = templates::render(template::UNSERVED_VERSION_ARGS, &values);
         values = values.with("version_args", unserved);
     }
+    let files = match &operand {
+        Some(operand) => {
+            values = operand.values(values, &kind, &layout);
+            &deploy_image::TEMPLATES
+        }
+        None => &USUAL,
+    };
     if args.resource {
-        plan_types(&mut plan, &kind, &layout, &values, args.force)?;
+        plan_types(&mut plan, &kind, &layout, &values, files, args.force)?;
     }
     if wants_controller {
-        plan_controller(&mut plan, &kind, &layout, &values, args.force)?;
+        plan_controller(&mut plan, &kind, &layout, &values, files, args.force)?;
+    }
+    if let Some(operand) = &operand {
+        operand.plan(&mut plan, &mut project, &kind, &layout)?;
     }
 
     let resource = project.resource_mut(&kind.group, &kind.version, &kind.kind);
@@ -204,18 +247,19 @@ fn layout_of(plan: &Plan, project: &Project, kind: &Kind, new_types: bool) -> Re
     Ok(layout)
 }
 
-/// The types file, its version module, and the sample.
+/// The types file, its version module, and the sample, from `files`.
 fn plan_types(
     plan: &mut Plan,
     kind: &Kind,
     layout: &KindLayout,
     values: &templates::Values,
+    files: &KindTemplates,
     force: bool,
 ) -> Result<()> {
     let version_dir = layout.api_dir(&kind.version);
     plan.create(
         &format!("{version_dir}/{}_types.rs", kind.snake()),
-        templates::render(template::TYPES_RS, values),
+        templates::render(files.types, values),
         force,
     )?;
     let version_module = format!("{version_dir}/mod.rs");
@@ -230,7 +274,7 @@ fn plan_types(
     let sample = format!("{}_{}_{}.yaml", kind.group, kind.version, kind.lower());
     plan.create(
         &format!("config/samples/{sample}"),
-        templates::render(template::SAMPLE_YAML, values),
+        templates::render(files.sample, values),
         force,
     )?;
     let samples = "config/samples/kustomization.yaml";
@@ -241,18 +285,19 @@ fn plan_types(
     Ok(())
 }
 
-/// The controller module with its reconciler, and its registrations.
+/// The controller module with its reconciler, from `files`, and its registrations.
 fn plan_controller(
     plan: &mut Plan,
     kind: &Kind,
     layout: &KindLayout,
     values: &templates::Values,
+    files: &KindTemplates,
     force: bool,
 ) -> Result<()> {
     let dir = layout.controller_dir(&kind.snake());
     plan.create(
         &format!("{dir}/reconciler.rs"),
-        templates::render(template::RECONCILER_RS, values),
+        templates::render(files.reconciler, values),
         force,
     )?;
     plan.create(
@@ -260,13 +305,13 @@ fn plan_controller(
             "controller/tests/{}_controller.rs",
             layout.test_stem(&kind.snake())
         ),
-        templates::render(template::CONTROLLER_TEST_RS, values),
+        templates::render(files.controller_test, values),
         force,
     )?;
     // A module made for webhooks alone gets the controller; its submodules stay.
     let module = format!("{dir}/mod.rs");
     let previous = plan.read(&module)?.unwrap_or_default();
-    render_into(plan, &module, template::CONTROLLER_MOD_RS, values);
+    render_into(plan, &module, files.controller_mod, values);
     for submodule in previous.lines().filter(|line| line.starts_with("pub mod ")) {
         plan.insert_at_marker(&module, template::SUBMODULES_MARKER, submodule)?;
     }

@@ -14,6 +14,7 @@
 
 pub mod create_api;
 pub mod create_webhook;
+pub mod deploy_image;
 pub mod edit;
 pub mod init;
 pub mod layout;

@@ -43,6 +43,10 @@ pub struct Project {
     /// to that namespace.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub namespaced: bool,
+    /// What the plugins of `create api --plugins` record, by plugin (kubebuilder's
+    /// `plugins`).
+    #[serde(default, skip_serializing_if = "Plugins::is_empty")]
+    pub plugins: Plugins,
     /// The project's name (`init --name`), a DNS label: config/ deploys into namespace
     /// `<name>-system`, with `<name>-` as the name prefix and `app.kubernetes.io/name: <name>`.
     pub project_name: String,
@@ -102,6 +106,69 @@ pub struct Api {
     pub namespaced: bool,
 }
 
+/// The plugins' records, each under its key as kubebuilder keys them (`<name>/<version>`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Plugins {
+    /// The kinds `create api --plugins deploy-image/v1-alpha` scaffolded, with its options
+    /// (kubebuilder's `deploy-image.go.kubebuilder.io/v1-alpha`).
+    #[serde(
+        rename = "deploy-image.kubebuilder-rs/v1-alpha",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub deploy_image: Option<DeployImage>,
+}
+
+impl Plugins {
+    fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// The deploy-image plugin's record.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeployImage {
+    /// The kinds it scaffolded, in the order it did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<DeployImageResource>,
+}
+
+/// A kind the deploy-image plugin scaffolded, and how.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeployImageResource {
+    /// The domain of the kind's group.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub domain: String,
+    /// The API group without the domain.
+    pub group: String,
+    /// The kind, in PascalCase.
+    pub kind: String,
+    /// The options of `create api`.
+    pub options: DeployImageOptions,
+    /// The API version.
+    pub version: String,
+}
+
+/// The options a kind was scaffolded with, as given (kubebuilder keeps them as strings).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeployImageOptions {
+    /// `--image-container-command`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_command: Option<String>,
+    /// `--image-container-port`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container_port: Option<String>,
+    /// `--image`.
+    pub image: String,
+    /// `--run-as-user`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_as_user: Option<String>,
+}
+
 /// The webhooks `create webhook` scaffolded for a version.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -130,6 +197,7 @@ impl Project {
             layout: vec![LAYOUT.to_owned()],
             multigroup: false,
             namespaced: false,
+            plugins: Plugins::default(),
             project_name: project_name.to_owned(),
             resources: Vec::new(),
             version: FORMAT_VERSION.to_owned(),
@@ -262,6 +330,36 @@ mod tests {
         assert_eq!(frigate.kind().plural, "frigatten");
         assert!(frigate.kind().namespaced);
         assert_eq!(Project::parse(&project.to_yaml()).unwrap(), project);
+    }
+
+    #[test]
+    fn plugin_records_are_kept_under_their_key_with_the_options_as_strings() {
+        let mut project = Project::new("example.com", "fleet");
+        assert!(!project.to_yaml().contains("plugins"));
+        let memcached = DeployImageResource {
+            domain: "example.com".into(),
+            group: "cache".into(),
+            kind: "Memcached".into(),
+            options: DeployImageOptions {
+                container_command: Some("memcached,-v".into()),
+                container_port: Some("11211".into()),
+                image: "memcached:1.6.26-alpine3.19".into(),
+                run_as_user: Some("1001".into()),
+            },
+            version: "v1alpha1".into(),
+        };
+        project.plugins.deploy_image = Some(DeployImage {
+            resources: vec![memcached],
+        });
+        let yaml = project.to_yaml();
+        assert!(
+            yaml.contains("\nplugins:\n  deploy-image.kubebuilder-rs/v1-alpha:\n    resources:\n"),
+            "{yaml}"
+        );
+        assert_eq!(Project::parse(&yaml).unwrap(), project);
+        // A plugin this version does not know is refused, as a field it does not know.
+        let unknown = yaml.replace("deploy-image.kubebuilder-rs", "grafana.kubebuilder.io");
+        assert!(Project::parse(&unknown).is_err());
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! function that fills them in.
 
 pub mod config;
+pub mod deploy_image;
 pub mod external;
 pub mod kind;
 pub mod workspace;
