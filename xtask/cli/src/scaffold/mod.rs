@@ -353,6 +353,7 @@ fn kind_values(kind: &names::Kind, project: &Project, layout: &layout::KindLayou
         .with("plural", kind.plural.as_str())
         .with("group", kind.group.as_str())
         .with("full_group", kind.full_group())
+        .with("rbac_group", kind.full_group())
         .with("version", kind.version.as_str())
         .with("resource_args", resource_args)
         .with("test_api", test_api)

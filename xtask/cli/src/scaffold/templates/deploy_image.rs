@@ -12,6 +12,8 @@
 //! `container_command`, `container_ports`, `run_as_user`, `test_spec`, `expected_command`,
 //! `expected_ports` and `expected_run_as_user`.
 
+use super::kind::{controller_test_constants, controller_test_manager, kind_rbac};
+
 /// `api/src/<version>/<kind>_types.rs`.
 pub const TYPES_RS: &str = r#"//! The {{kind}} kind: how many pods of its operand run (`{{kind}}Spec`) and how that goes
 //! (`{{kind}}Status`). The controller runs them as a Deployment of the image the manager's
@@ -119,7 +121,8 @@ pub fn setup_with_manager(manager: Manager) -> Manager {
 "#;
 
 /// `controller/src/<kind>/reconciler.rs`: the reconciler, with its RBAC attributes.
-pub const RECONCILER_RS: &str = r#"//! The {{kind}} reconciler: each {{kind}} gets a Deployment of `size` pods of the operand,
+pub const RECONCILER_RS: &str = concat!(
+    r#"//! The {{kind}} reconciler: each {{kind}} gets a Deployment of `size` pods of the operand,
 //! which it controls (the garbage collector deletes it with the {{kind}}), applied with
 //! server-side apply, which puts back whatever else changed in what it sets. The `Available`
 //! condition says how the last apply went; a finalizer keeps a deleted {{kind}} until the
@@ -159,22 +162,9 @@ const CONTAINER_NAME: &str = "{{container_name}}";
 /// status.
 // The {{kind}}s it reconciles, their status, and their finalizers (which it adds and
 // removes, and which setting blockOwnerDeletion on the Deployments needs).
-#[kubebuilder::rbac(
-    groups = ["{{full_group}}"],{{rbac_namespace}}
-    resources = ["{{plural}}"],
-    verbs = ["get", "list", "watch", "create", "update", "patch", "delete"]
-)]
-#[kubebuilder::rbac(
-    groups = ["{{full_group}}"],{{rbac_namespace}}
-    resources = ["{{plural}}/status"],
-    verbs = ["get", "update", "patch"]
-)]
-#[kubebuilder::rbac(
-    groups = ["{{full_group}}"],{{rbac_namespace}}
-    resources = ["{{plural}}/finalizers"],
-    verbs = ["update"]
-)]
-// The Deployments it applies and watches, and their pods, for a reconciler that reads how
+"#,
+    kind_rbac!(),
+    r#"// The Deployments it applies and watches, and their pods, for a reconciler that reads how
 // they run. (`cargo xtask manifests` grants the runtime's Events itself.)
 #[kubebuilder::rbac(
     groups = ["apps"],{{rbac_namespace}}
@@ -329,7 +319,8 @@ fn labels_for({{kind_snake}}: &{{kind}}) -> BTreeMap<String, String> {
         ("app.kubernetes.io/managed-by".to_owned(), "{{kind}}Controller".to_owned()),
     ])
 }
-"#;
+"#
+);
 
 /// [`RECONCILER_RS`]'s `container_command` (placeholder `command`, Rust string literals
 /// separated by commas), with `--image-container-command`.
@@ -349,7 +340,8 @@ pub const RUN_AS_USER: &str = "
                 run_as_user: Some({{user}}),";
 
 /// `controller/tests/<kind>_controller.rs`: the controller against a real control plane.
-pub const CONTROLLER_TEST_RS: &str = r#"//! The {{kind}} controller against a real control plane (`kubebuilder_envtest`, which
+pub const CONTROLLER_TEST_RS: &str = concat!(
+    r#"//! The {{kind}} controller against a real control plane (`kubebuilder_envtest`, which
 //! `cargo xtask test` provides), run as it is deployed: as its service account, allowed
 //! what `config/rbac/role.yaml` grants it. A new {{kind}} gets its Deployment, of `size`
 //! pods of the operand that meet the restricted Pod Security Standard, and is `Available`;
@@ -372,38 +364,17 @@ use kubebuilder_envtest::eventually;
 use kubebuilder_runtime::{BindAddress, Manager, ManagerArgs, conditions};
 use serde_json::json;
 
-/// How long the controller may take to reconcile.
-const TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The service account `config/rbac` binds the manager's roles to.
-const SERVICE_ACCOUNT: &str = "controller-manager";
-
+"#,
+    controller_test_constants!(),
+    r#"
 /// The test's {{kind}}, and its Deployment.
 const NAME: &str = "test-{{kind_lower}}";
 
 #[tokio::test]
 async fn a_{{kind_snake}}_is_run_as_a_restricted_deployment_of_its_size() {
-    let plane = kubebuilder_envtest::shared();
-    plane.install_crds(&[{{kind}}::crd()]).await.unwrap();
-    let client = plane.client().await.unwrap();
-    let namespace = plane.create_namespace("{{kind_lower}}").await.unwrap();
-
-    // The controller on a manager of its own, as `src/main.rs` runs it with `--namespace`
-    // set to this test's namespace, as the service account: a call that the generated role
-    // does not allow fails here as it would in the cluster.
-    let args = ManagerArgs {
-        health_probe_bind_address: BindAddress::HostPort("127.0.0.1:0".into()),
-        namespaces: vec![namespace.clone()],
-        ..ManagerArgs::default()
-    };
-    let roles = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/rbac/role.yaml");
-    plane.grant_roles_in_file(&roles, &namespace, SERVICE_ACCOUNT).await.unwrap();
-    let as_manager = plane.client_as_service_account(&namespace, SERVICE_ACCOUNT).await.unwrap();
-    let manager = controller::{{controller_module}}::setup_with_manager(Manager::new(as_manager, args))
-        .start()
-        .await
-        .unwrap();
-
+"#,
+    controller_test_manager!(),
+    r#"
     let api: Api<{{kind}}> = Api::namespaced(client.clone(), &namespace);
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), &namespace);
     let {{kind_snake}}: {{kind}} = serde_json::from_value(json!({
@@ -482,4 +453,5 @@ async fn replicas_are(deployments: &Api<Deployment>, replicas: i32) -> Option<()
     let deployment = deployments.get(NAME).await.unwrap();
     (deployment.spec?.replicas == Some(replicas)).then_some(())
 }
-"#;
+"#
+);

@@ -14,6 +14,8 @@
 
 use serde_json::Value;
 
+use super::kind::kind_rbac;
+
 /// `controller/src/<kind>/mod.rs`: the reconciler module and the setup on the manager.
 pub const CONTROLLER_MOD_RS: &str = r#"//! The {{kind}} controller, for {{origin}}:
 //! `{{type_path}}`. This project has no types or CRD of it, only the controller.
@@ -45,7 +47,8 @@ pub fn setup_with_manager(manager: Manager) -> Manager {
 
 /// `controller/src/<kind>/reconciler.rs`: the reconciler, with the RBAC attributes
 /// kubebuilder gives a controller of the kind.
-pub const RECONCILER_RS: &str = r#"//! The {{kind}} reconciler. Its RBAC attributes are the permissions the manager's
+pub const RECONCILER_RS: &str = concat!(
+    r#"//! The {{kind}} reconciler. Its RBAC attributes are the permissions the manager's
 //! role (`config/rbac/role.yaml`, written by `cargo xtask manifests`) grants: add one
 //! for every other kind the reconciler reads or writes, and nothing more.
 
@@ -58,22 +61,9 @@ pub const RECONCILED: &str = "Reconciled";
 /// Reconciles {{kind}}s ({{api_version}}): makes the cluster match what they ask for.
 // The {{kind}}s it reconciles, their status, and their finalizers (needed to set
 // blockOwnerDeletion on the objects it creates for them).
-#[kubebuilder::rbac(
-    groups = ["{{rbac_group}}"],{{rbac_namespace}}
-    resources = ["{{plural}}"],
-    verbs = ["get", "list", "watch", "create", "update", "patch", "delete"]
-)]
-#[kubebuilder::rbac(
-    groups = ["{{rbac_group}}"],{{rbac_namespace}}
-    resources = ["{{plural}}/status"],
-    verbs = ["get", "update", "patch"]
-)]
-#[kubebuilder::rbac(
-    groups = ["{{rbac_group}}"],{{rbac_namespace}}
-    resources = ["{{plural}}/finalizers"],
-    verbs = ["update"]
-)]
-pub struct {{kind}}Reconciler;
+"#,
+    kind_rbac!(),
+    r#"pub struct {{kind}}Reconciler;
 
 impl Reconciler<{{kind}}> for {{kind}}Reconciler {
     type Error = Error;
@@ -91,7 +81,8 @@ impl Reconciler<{{kind}}> for {{kind}}Reconciler {
         Ok(Action::await_change())
     }
 }
-"#;
+"#
+);
 
 /// `controller/tests/<kind>_controller.rs`: the controller against a real control plane.
 pub const CONTROLLER_TEST_RS: &str = r#"//! The {{kind}} controller against a real control plane (`kubebuilder_envtest`, which

@@ -15,6 +15,74 @@
 //! `controller_module` (`frigate`), `group_module` and `unique_name` (the controller's and
 //! webhooks' name), and `hub` (a kind's storage version) and `hub_module` for conversion.
 
+/// The RBAC attributes of every reconciler of a kind: the kind, its status, and its
+/// finalizers (needed to set blockOwnerDeletion on the objects it creates for them), in
+/// `rbac_group` (the kind's API group, `core` for the core group).
+macro_rules! kind_rbac {
+    () => {
+        r#"#[kubebuilder::rbac(
+    groups = ["{{rbac_group}}"],{{rbac_namespace}}
+    resources = ["{{plural}}"],
+    verbs = ["get", "list", "watch", "create", "update", "patch", "delete"]
+)]
+#[kubebuilder::rbac(
+    groups = ["{{rbac_group}}"],{{rbac_namespace}}
+    resources = ["{{plural}}/status"],
+    verbs = ["get", "update", "patch"]
+)]
+#[kubebuilder::rbac(
+    groups = ["{{rbac_group}}"],{{rbac_namespace}}
+    resources = ["{{plural}}/finalizers"],
+    verbs = ["update"]
+)]
+"#
+    };
+}
+pub(crate) use kind_rbac;
+
+/// The constants of every scaffolded controller test.
+macro_rules! controller_test_constants {
+    () => {
+        r#"/// How long the controller may take to reconcile.
+const TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The service account `config/rbac` binds the manager's roles to.
+const SERVICE_ACCOUNT: &str = "controller-manager";
+"#
+    };
+}
+pub(crate) use controller_test_constants;
+
+/// The start of every scaffolded controller test: the shared control plane with the kind's
+/// CRD, a namespace of its own, and the controller on a manager of its own, run as the
+/// generated service account with the generated role.
+macro_rules! controller_test_manager {
+    () => {
+        r#"    let plane = kubebuilder_envtest::shared();
+    plane.install_crds(&[{{kind}}::crd()]).await.unwrap();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("{{kind_lower}}").await.unwrap();
+
+    // The controller on a manager of its own, as `src/main.rs` runs it with `--namespace`
+    // set to this test's namespace, as the service account: a call that the generated role
+    // does not allow fails here as it would in the cluster.
+    let args = ManagerArgs {
+        health_probe_bind_address: BindAddress::HostPort("127.0.0.1:0".into()),
+        namespaces: vec![namespace.clone()],
+        ..ManagerArgs::default()
+    };
+    let roles = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/rbac/role.yaml");
+    plane.grant_roles_in_file(&roles, &namespace, SERVICE_ACCOUNT).await.unwrap();
+    let as_manager = plane.client_as_service_account(&namespace, SERVICE_ACCOUNT).await.unwrap();
+    let manager = controller::{{controller_module}}::setup_with_manager(Manager::new(as_manager, args))
+        .start()
+        .await
+        .unwrap();
+"#
+    };
+}
+pub(crate) use controller_test_manager;
+
 // The scaffold markers: a comment line that `create` adds lines above (kubebuilder's
 // `// +kubebuilder:scaffold:*` comments in Go).
 /// In `api/src/lib.rs`: where version modules go (and group modules, in the multigroup
@@ -221,7 +289,8 @@ pub fn setup_with_manager(manager: Manager) -> Manager {
 
 /// `controller/tests/<kind>_controller.rs`: the controller against a real control plane, as
 /// kubebuilder scaffolds `<kind>_controller_test.go` on envtest.
-pub const CONTROLLER_TEST_RS: &str = r#"//! The {{kind}} controller against a real control plane (`kubebuilder_envtest`, which
+pub const CONTROLLER_TEST_RS: &str = concat!(
+    r#"//! The {{kind}} controller against a real control plane (`kubebuilder_envtest`, which
 //! `cargo xtask test` provides), run as it is deployed: as its service account, allowed
 //! what `config/rbac/role.yaml` grants it. A new {{kind}} is reconciled, as its `Available`
 //! condition records, and the reconciler's Event about it is recorded. Add a test per
@@ -239,35 +308,14 @@ use kubebuilder_envtest::eventually;
 use kubebuilder_runtime::{BindAddress, Manager, ManagerArgs, conditions};
 use serde_json::json;
 
-/// How long the controller may take to reconcile.
-const TIMEOUT: Duration = Duration::from_secs(30);
-
-/// The service account `config/rbac` binds the manager's roles to.
-const SERVICE_ACCOUNT: &str = "controller-manager";
-
+"#,
+    controller_test_constants!(),
+    r#"
 #[tokio::test]
 async fn a_new_{{kind_snake}}_is_reconciled() {
-    let plane = kubebuilder_envtest::shared();
-    plane.install_crds(&[{{kind}}::crd()]).await.unwrap();
-    let client = plane.client().await.unwrap();
-    let namespace = plane.create_namespace("{{kind_lower}}").await.unwrap();
-
-    // The controller on a manager of its own, as `src/main.rs` runs it with `--namespace`
-    // set to this test's namespace, as the service account: a call that the generated role
-    // does not allow fails here as it would in the cluster.
-    let args = ManagerArgs {
-        health_probe_bind_address: BindAddress::HostPort("127.0.0.1:0".into()),
-        namespaces: vec![namespace.clone()],
-        ..ManagerArgs::default()
-    };
-    let roles = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/rbac/role.yaml");
-    plane.grant_roles_in_file(&roles, &namespace, SERVICE_ACCOUNT).await.unwrap();
-    let as_manager = plane.client_as_service_account(&namespace, SERVICE_ACCOUNT).await.unwrap();
-    let manager = controller::{{controller_module}}::setup_with_manager(Manager::new(as_manager, args))
-        .start()
-        .await
-        .unwrap();
-
+"#,
+    controller_test_manager!(),
+    r#"
     // Events are written where the object is (`default` for a cluster-scoped one).
     let events: Api<Event> = Api::all(client.clone());
     let api: Api<{{kind}}> = {{test_api}};
@@ -300,7 +348,8 @@ async fn a_new_{{kind_snake}}_is_reconciled() {
     .await;
     manager.shutdown().await.unwrap();
 }
-"#;
+"#
+);
 
 /// `controller/src/<kind>/mod.rs` of a kind with webhooks and no controller.
 pub const WEBHOOK_ONLY_MOD_RS: &str = r#"//! The {{kind}} admission webhooks.
@@ -310,7 +359,8 @@ pub const WEBHOOK_ONLY_MOD_RS: &str = r#"//! The {{kind}} admission webhooks.
 
 /// `controller/src/<kind>/reconciler.rs`: the reconciler, with its RBAC attributes
 /// (kubebuilder's `<kind>_controller.go`).
-pub const RECONCILER_RS: &str = r#"//! The {{kind}} reconciler. Its RBAC attributes are the permissions the manager's
+pub const RECONCILER_RS: &str = concat!(
+    r#"//! The {{kind}} reconciler. Its RBAC attributes are the permissions the manager's
 //! role (`config/rbac/role.yaml`, written by `cargo xtask manifests`) grants: add one
 //! for every other kind the reconciler reads or writes, and nothing more.
 
@@ -325,22 +375,9 @@ pub const RECONCILED: &str = "Reconciled";
 /// Reconciles {{kind}}s: makes the cluster match their spec and reports in their status.
 // The {{kind}}s it reconciles, their status, and their finalizers (needed to set
 // blockOwnerDeletion on the objects it creates for them).
-#[kubebuilder::rbac(
-    groups = ["{{full_group}}"],{{rbac_namespace}}
-    resources = ["{{plural}}"],
-    verbs = ["get", "list", "watch", "create", "update", "patch", "delete"]
-)]
-#[kubebuilder::rbac(
-    groups = ["{{full_group}}"],{{rbac_namespace}}
-    resources = ["{{plural}}/status"],
-    verbs = ["get", "update", "patch"]
-)]
-#[kubebuilder::rbac(
-    groups = ["{{full_group}}"],{{rbac_namespace}}
-    resources = ["{{plural}}/finalizers"],
-    verbs = ["update"]
-)]
-pub struct {{kind}}Reconciler;
+"#,
+    kind_rbac!(),
+    r#"pub struct {{kind}}Reconciler;
 
 impl Reconciler<{{kind}}> for {{kind}}Reconciler {
     type Error = Error;
@@ -366,7 +403,8 @@ impl Reconciler<{{kind}}> for {{kind}}Reconciler {
         Ok(Action::await_change())
     }
 }
-"#;
+"#
+);
 
 /// `controller/src/<kind>/webhook.rs`: the module, then a section per webhook.
 pub const WEBHOOK_RS: &str = r#"//! The {{kind}} admission webhooks: {{webhook_doc}}. Their attributes give the webhook
