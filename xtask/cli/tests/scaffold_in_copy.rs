@@ -392,8 +392,8 @@ fn a_scaffolded_kind_is_reconciled_and_its_webhooks_are_called_by_the_apiserver(
         assert!(stop_manager(&mut manager).await.unwrap().success());
     });
 
-    scaffold_a_converting_version(copy, &runtime, plane, &client, &namespace);
     run_installs_the_crds_of_the_current_sources(copy, &runtime);
+    scaffold_a_converting_version(copy, &runtime, plane, &client, &namespace);
 }
 
 /// What `cargo xtask run` prints once the manager runs and the samples are applied.
@@ -401,14 +401,15 @@ const RUNNING: &str = "xtask: the samples are applied";
 
 /// `cargo xtask run` renders the manifests before it installs the CRDs, as `make run`
 /// depends on `manifests`: a field added since the last render reaches the apiserver with
-/// its validation, instead of being pruned.
+/// its validation, instead of being pruned. The field goes again afterwards, with the
+/// manifests rendered anew.
 fn run_installs_the_crds_of_the_current_sources(copy: &Path, runtime: &tokio::runtime::Runtime) {
     let types = copy.join("api/src/v1beta1/frigate_types.rs");
     let spec = "pub struct FrigateSpec {\n";
     let text = std::fs::read_to_string(&types).unwrap();
     assert!(text.contains(spec), "{text}");
     let knob = "    /// A field added after the manifests were rendered.\n    \
-                #[kubebuilder(optional, max_length = 5)]\n    pub knob: Option<String>,\n";
+                #[kubebuilder(optional, validation(max_length = 5))]\n    pub knob: Option<String>,\n";
     std::fs::write(&types, text.replacen(spec, &format!("{spec}{knob}"), 1)).unwrap();
 
     // A control plane of its own: `run` registers the copy's webhooks with it.
@@ -420,15 +421,31 @@ fn run_installs_the_crds_of_the_current_sources(copy: &Path, runtime: &tokio::ru
         .env("CARGO_BUILD_BUILD_DIR", common::target_dir())
         .env("CARGO_TARGET_DIR", artifacts_dir(copy))
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(artifacts_dir(copy).join("run.stderr")).unwrap())
         .spawn()
         .unwrap();
-    let stdout = BufReader::new(run.stdout.take().unwrap());
-    let printed: Vec<String> = stdout
-        .lines()
-        .map_while(Result::ok)
-        .take_while(|line| !line.starts_with(RUNNING))
-        .collect();
+    let mut stdout = BufReader::new(run.stdout.take().unwrap()).lines();
+    let mut printed = Vec::new();
+    let mut running = false;
+    for line in stdout.by_ref().map_while(Result::ok) {
+        running = line.starts_with(RUNNING);
+        printed.push(line);
+        if running {
+            break;
+        }
+    }
+    let output = |printed: &[String]| {
+        let stderr =
+            std::fs::read_to_string(artifacts_dir(copy).join("run.stderr")).unwrap_or_default();
+        format!("{}\n--- stderr ---\n{stderr}", printed.join("\n"))
+    };
+    if !running {
+        let _ = run.wait();
+        panic!(
+            "`cargo xtask run` stopped before it ran the manager:\n{}",
+            output(&printed)
+        );
+    }
     let knob_schema = runtime.block_on(async {
         let crds: Api<CustomResourceDefinition> = Api::all(plane.client().await.unwrap());
         let crd = crds
@@ -444,16 +461,20 @@ fn run_installs_the_crds_of_the_current_sources(copy: &Path, runtime: &tokio::ru
         let schema = serde_json::to_value(&version.schema).unwrap();
         schema["openAPIV3Schema"]["properties"]["spec"]["properties"]["knob"].clone()
     });
-    // SAFETY: signalling our own child, not yet reaped: xtask stops the manager and exits.
+    // SAFETY: signalling our own child, not yet reaped: xtask stops the manager and exits,
+    // its output read to the end so that it can write it.
     unsafe { libc::kill(i32::try_from(run.id()).unwrap(), libc::SIGTERM) };
+    printed.extend(stdout.map_while(Result::ok));
     let status = run.wait().unwrap();
     assert_eq!(
-        knob_schema,
-        json!({"type": "string", "maxLength": 5}),
-        "{}",
-        printed.join("\n")
+        (&knob_schema["type"], &knob_schema["maxLength"]),
+        (&json!("string"), &json!(5)),
+        "{knob_schema}\n{}",
+        output(&printed)
     );
-    assert!(status.success(), "{status}");
+    assert!(status.success(), "{status}: {}", output(&printed));
+    std::fs::write(&types, text).unwrap();
+    cargo_ok(copy, &["xtask", "manifests"]);
 }
 
 /// A second version, `v1`, of the Frigate (`v1beta1` stays the storage version), then its
