@@ -109,11 +109,13 @@ pub fn build(root: &Path, build_args: &[String]) -> Result<Built> {
         bail!("cargo built no test executable");
     }
     // `--tests` keeps the features the tests were built with (dev-dependencies'
-    // included), so that only the programs that no test runs, and the libraries as
-    // themselves (`cfg(test)` off: what clippy lints besides the tests), are left.
+    // included), so that only the programs that no test runs are left to link. (The
+    // libraries as themselves, `cfg(test)` off, which clippy lints besides the tests, were
+    // built above for the tests that use them; `--lib` here would build them again, in
+    // the dev profile.)
     let programs_built = cargo_build(
         root,
-        &["build", "--tests", "--lib", "--bins"],
+        &["build", "--tests", "--bins"],
         build_args,
         "building the programs",
     )?;
