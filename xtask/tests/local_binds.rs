@@ -25,13 +25,8 @@ fn spawn_run(kubeconfig: &Path, manager_args: &[&str], stderr: &Path, artifacts:
         .nth(3)
         .unwrap()
         .to_owned();
-    let mut run = Command::new(env!("CARGO_BIN_EXE_xtask"));
-    // Compiled as the build of this test compiled the workspace (`cargo xtask test` lints
-    // as it builds; `cargo test` does not), so that only what differs is compiled again.
-    if let Some(wrapper) = std::env::var_os("KUBEBUILDER_TEST_BUILD_WRAPPER") {
-        run.env("RUSTC_WORKSPACE_WRAPPER", wrapper);
-    }
-    run.args(["run", "--"])
+    Command::new(env!("CARGO_BIN_EXE_xtask"))
+        .args(["run", "--"])
         .args(manager_args)
         .env("KUBECONFIG", kubeconfig)
         .env("CARGO_BUILD_BUILD_DIR", build_dir)

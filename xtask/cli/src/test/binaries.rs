@@ -104,13 +104,9 @@ pub fn build(root: &Path, build_args: &[String]) -> Result<Built> {
         "building the tests",
     )?;
     let packages = crate::workspace_packages()?;
-    let mut tests = from_messages(&tests_built.messages, &packages)?;
+    let tests = from_messages(&tests_built.messages, &packages)?;
     if tests.is_empty() {
         bail!("cargo built no test executable");
-    }
-    let wrapper = clippy_driver()?.display().to_string();
-    for test in &mut tests {
-        test.env.push((BUILD_WRAPPER, wrapper.clone()));
     }
     // `--tests` keeps the features the tests were built with (dev-dependencies'
     // included), so that only the programs that no test runs are left to link. (The
@@ -207,14 +203,6 @@ fn cargo_build(
     }
     Ok(output)
 }
-
-/// The variable that tells a test how this build compiled the workspace's crates (the
-/// `RUSTC_WORKSPACE_WRAPPER` it used). A test that builds this workspace's crates in this
-/// build's directory (`cargo xtask run`, in local_binds) passes it on, or cargo compiles
-/// every one of them again beside these. It is not `RUSTC_WORKSPACE_WRAPPER` itself, which
-/// would lint the projects of trybuild and of the scaffold tests too, and change their
-/// compilers' output.
-pub const BUILD_WRAPPER: &str = "KUBEBUILDER_TEST_BUILD_WRAPPER";
 
 /// Has `command`, a cargo build, compile the workspace's crates with clippy's lints (its
 /// dependencies as usual): every build of the test executables must say the same, or
