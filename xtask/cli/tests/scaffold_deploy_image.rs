@@ -182,6 +182,29 @@ fn the_plugin_writes_the_getting_started_operator_and_records_it() {
     );
 }
 
+/// `create webhook` on the plugin's kind, which has no example field `foo`: the webhooks
+/// are left to the user with TODOs, as kubebuilder leaves them, and their tests create the
+/// kind's sample. (The project's own tests compile and run them: `scaffold_init.rs`.)
+#[test]
+fn webhooks_of_the_plugins_kind_check_nothing_yet_and_are_tested_with_its_sample() {
+    let (_dir, root) = init_project("--license none");
+    create_in(&root, &create_api_line(GETTING_STARTED)).unwrap();
+    scaffold(
+        &root,
+        "create webhook --group cache --version v1alpha1 --kind Memcached --defaulting \
+         --programmatic-validation",
+    );
+    let module = read(&root, "controller/src/memcached/webhook.rs");
+    assert!(!module.contains("foo"), "{module}");
+    assert!(module.contains("fn set_defaults(_spec: &mut MemcachedSpec) {\n    // TODO(user)"));
+    assert!(module.contains("fn validate(_spec: &MemcachedSpec)"));
+    assert!(!module.contains("FieldPath,"), "{module}");
+    let test = read(&root, "controller/tests/memcached_webhook.rs");
+    assert!(!test.contains("foo"), "{test}");
+    let sample = r#"json!({"size":1,"containerPort":11211})"#;
+    assert_eq!(test.matches(sample).count(), 4, "{test}");
+}
+
 /// `create api` of `line` (as `cargo xtask` splits it, at whitespace).
 fn create_api_line(line: &str) -> CreateCommand {
     let args: Vec<&str> = line.split_whitespace().skip(2).collect();

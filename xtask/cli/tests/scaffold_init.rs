@@ -154,6 +154,9 @@ fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
          --image memcached:1.6.26-alpine3.19 --image-container-command \
          memcached,--memory-limit=64,-o,modern,-v --image-container-port 11211 \
          --run-as-user 1001 --plugins deploy-image/v1-alpha",
+        // Its kind has no example field: webhooks with TODOs, tested with its sample.
+        "create webhook --group cache --version v1alpha1 --kind Memcached --defaulting \
+         --programmatic-validation",
     ] {
         cargo_kubebuilder(&root, &path, &line.split_whitespace().collect::<Vec<_>>());
     }
@@ -182,6 +185,7 @@ fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
         "escort_ship_controller",
         "frigate_controller",
         "memcached_controller",
+        "memcached_webhook",
     ] {
         // The command passed, so every job it started passed.
         assert!(

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 
 use super::layout::{self, KindLayout};
 use super::names::Kind;
@@ -187,12 +187,13 @@ fn plan_admission(
     webhooks.validation |= args.programmatic_validation;
 
     let module_name = webhook_module(project, kind);
-    let values =
-        webhook_values(values.clone(), webhooks).with("webhook_module", module_name.as_str());
+    let rules = Rules::of(plan, layout, kind)?;
+    let values = webhook_values(values.clone(), webhooks, &rules)
+        .with("webhook_module", module_name.as_str());
     let dir = layout.controller_dir(&kind.snake());
     plan.create(
         &format!("{dir}/{module_name}.rs"),
-        webhook_module_text(&values, webhooks),
+        webhook_module_text(&values, webhooks, &rules),
         args.force,
     )?;
     plan.create(
@@ -200,7 +201,7 @@ fn plan_admission(
             "controller/tests/{}_{module_name}.rs",
             layout.test_stem(&kind.snake())
         ),
-        webhook_test_text(&values, webhooks, kind),
+        webhook_test_text(&values, webhooks, kind, &rules),
         args.force,
     )?;
     let module = format!("{dir}/mod.rs");
@@ -345,8 +346,66 @@ fn plan_conversion(
     Ok(())
 }
 
-/// The placeholders that depend on which webhooks the module holds.
-fn webhook_values(values: Values, webhooks: &Webhooks) -> Values {
+/// What the scaffolded admission webhooks check.
+enum Rules {
+    /// The example field `foo`, which `create api` gives a kind: a default, a rule, and
+    /// tests of both.
+    ExampleField,
+    /// Nothing yet, for a kind without that field (the deploy-image plugin's): the
+    /// webhooks are left to the user with TODOs, as kubebuilder leaves them, and tested
+    /// with the kind's sample (its spec as JSON), which they must admit as it is.
+    Todo { sample_spec: String },
+}
+
+impl Rules {
+    /// The rules for `kind`: [`Rules::ExampleField`] when its spec type has a field `foo`.
+    fn of(plan: &Plan, layout: &KindLayout, kind: &Kind) -> Result<Rules> {
+        let types = versions::types_path(plan, layout, &kind.version, &kind.kind)?;
+        let text = plan.read(&types)?.unwrap_or_default();
+        let file = syn::parse_file(&text).with_context(|| format!("parsing {types}"))?;
+        let spec = format!("{}Spec", kind.kind);
+        let has_example_field = file.items.iter().any(|item| match item {
+            syn::Item::Struct(item) if item.ident == spec => item
+                .fields
+                .iter()
+                .any(|field| field.ident.as_ref().is_some_and(|name| name == "foo")),
+            _ => false,
+        });
+        if has_example_field {
+            return Ok(Rules::ExampleField);
+        }
+        let path = format!(
+            "config/samples/{}_{}_{}.yaml",
+            kind.group,
+            kind.version,
+            kind.lower()
+        );
+        let sample: serde_json::Value = match plan.read(&path)? {
+            Some(text) => {
+                serde_saphyr::from_str(&text).with_context(|| format!("parsing {path}"))?
+            }
+            None => serde_json::Value::Null,
+        };
+        let spec = match &sample["spec"] {
+            serde_json::Value::Null => serde_json::json!({}),
+            spec => spec.clone(),
+        };
+        Ok(Rules::Todo {
+            sample_spec: spec.to_string(),
+        })
+    }
+
+    /// A spec the webhooks' tests may create.
+    fn valid_spec(&self) -> &str {
+        match self {
+            Rules::ExampleField => "{}",
+            Rules::Todo { sample_spec } => sample_spec,
+        }
+    }
+}
+
+/// The placeholders that depend on which webhooks the module holds and what they check.
+fn webhook_values(values: Values, webhooks: &Webhooks, rules: &Rules) -> Values {
     let (doc, imports, types) = match (webhooks.defaulting, webhooks.validation) {
         (true, true) => (
             "a defaulter and a validator",
@@ -364,15 +423,31 @@ fn webhook_values(values: Values, webhooks: &Webhooks) -> Values {
             ".validator(Validator)",
         ),
     };
+    // The TODO validation names no field.
+    let imports = match rules {
+        Rules::ExampleField => imports.to_owned(),
+        Rules::Todo { .. } => imports.replace(" FieldPath,", ""),
+    };
+    let cases_doc = match rules {
+        Rules::ExampleField => {
+            "The cases check the scaffold's\n//! example field `foo`: change them with the webhooks, and add one per rule."
+        }
+        Rules::Todo { .. } => {
+            "The cases check that the\n//! kind's sample is admitted as it is: add one per rule you give the webhooks."
+        }
+    };
     values
         .with("webhook_doc", doc)
         .with("webhook_imports", imports)
         .with("webhook_types", types)
+        .with("webhook_test_cases_doc", cases_doc)
+        .with("valid_spec", rules.valid_spec())
 }
 
 /// The webhooks' test: the header, each webhook's direct tests, then the apiserver's test
 /// with each webhook's cases.
-fn webhook_test_text(values: &Values, webhooks: &Webhooks, kind: &Kind) -> String {
+fn webhook_test_text(values: &Values, webhooks: &Webhooks, kind: &Kind, rules: &Rules) -> String {
+    let example = matches!(rules, Rules::ExampleField);
     let mut types = vec!["webhooks"];
     let mut traits = vec!["AdmissionContext", "LoopbackRegistration"];
     let mut paths = Vec::new();
@@ -381,13 +456,21 @@ fn webhook_test_text(values: &Values, webhooks: &Webhooks, kind: &Kind) -> Strin
         types.push("Defaulter");
         traits.push("Defaulter as _");
         paths.push(kind.webhook_path(true));
-        cases += &templates::render(template::WEBHOOK_TEST_DEFAULTING_CASE, values);
+        if example {
+            cases += &templates::render(template::WEBHOOK_TEST_DEFAULTING_CASE, values);
+        }
     }
     if webhooks.validation {
         types.push("Validator");
-        traits.extend(["FieldError", "Validator as _"]);
+        if example {
+            traits.push("FieldError");
+            cases += &templates::render(template::WEBHOOK_TEST_VALIDATION_CASE, values);
+        }
+        traits.push("Validator as _");
         paths.push(kind.webhook_path(false));
-        cases += &templates::render(template::WEBHOOK_TEST_VALIDATION_CASE, values);
+    }
+    if !example {
+        cases += &templates::render(template::WEBHOOK_TEST_TODO_CASE, values);
     }
     let paths: Vec<String> = paths.iter().map(|path| format!("{path:?}")).collect();
     let values = values
@@ -396,24 +479,44 @@ fn webhook_test_text(values: &Values, webhooks: &Webhooks, kind: &Kind) -> Strin
         .with("webhook_test_traits", traits.join(", "))
         .with("webhook_paths", paths.join(", "))
         .with("webhook_test_cases", cases.trim_end_matches('\n'));
+    let (defaulter, validator) = if example {
+        (
+            template::WEBHOOK_TEST_DEFAULTER_RS,
+            template::WEBHOOK_TEST_VALIDATOR_RS,
+        )
+    } else {
+        (
+            template::WEBHOOK_TEST_TODO_DEFAULTER_RS,
+            template::WEBHOOK_TEST_TODO_VALIDATOR_RS,
+        )
+    };
     let mut test = templates::render(template::WEBHOOK_TEST_RS, &values);
     if webhooks.defaulting {
-        test += &templates::render(template::WEBHOOK_TEST_DEFAULTER_RS, &values);
+        test += &templates::render(defaulter, &values);
     }
     if webhooks.validation {
-        test += &templates::render(template::WEBHOOK_TEST_VALIDATOR_RS, &values);
+        test += &templates::render(validator, &values);
     }
     test + &templates::render(template::WEBHOOK_TEST_APISERVER_RS, &values)
 }
 
-/// The webhook module with a section per webhook.
-fn webhook_module_text(values: &Values, webhooks: &Webhooks) -> String {
+/// The webhook module with a section per webhook, each followed by its rules.
+fn webhook_module_text(values: &Values, webhooks: &Webhooks, rules: &Rules) -> String {
+    let (defaults, validation) = match rules {
+        Rules::ExampleField => (
+            template::DEFAULTS_EXAMPLE_RS,
+            template::VALIDATION_EXAMPLE_RS,
+        ),
+        Rules::Todo { .. } => (template::DEFAULTS_TODO_RS, template::VALIDATION_TODO_RS),
+    };
     let mut module = templates::render(template::WEBHOOK_RS, values);
     if webhooks.defaulting {
         module += &templates::render(template::DEFAULTER_RS, values);
+        module += &templates::render(defaults, values);
     }
     if webhooks.validation {
         module += &templates::render(template::VALIDATOR_RS, values);
+        module += &templates::render(validation, values);
     }
     module
 }

@@ -420,11 +420,9 @@ pub fn webhooks() -> Webhooks {
 }
 "#;
 
-/// The defaulting section of [`WEBHOOK_RS`] (kubebuilder's `CustomDefaulter`).
+/// The defaulting section of [`WEBHOOK_RS`] (kubebuilder's `CustomDefaulter`), then
+/// [`DEFAULTS_EXAMPLE_RS`] or [`DEFAULTS_TODO_RS`].
 pub const DEFAULTER_RS: &str = r#"
-/// The default of the example field `foo`.
-const DEFAULT_FOO: &str = "default";
-
 /// Fills in the {{kind}} defaults users leave unset.
 #[kubebuilder::webhook(
     path = "{{mutating_path}}",
@@ -450,6 +448,12 @@ impl admission::Defaulter<{{kind}}> for Defaulter {
         Ok(())
     }
 }
+"#;
+
+/// The defaults of a kind with the example field `foo`.
+pub const DEFAULTS_EXAMPLE_RS: &str = r#"
+/// The default of the example field `foo`.
+const DEFAULT_FOO: &str = "default";
 
 /// Sets every unset optional field that has a default; values already set stay.
 fn set_defaults(spec: &mut {{kind}}Spec) {
@@ -457,7 +461,17 @@ fn set_defaults(spec: &mut {{kind}}Spec) {
 }
 "#;
 
-/// The validating section of [`WEBHOOK_RS`] (kubebuilder's `CustomValidator`).
+/// The defaults of a kind without the example field (the deploy-image plugin's), left to
+/// the user as kubebuilder leaves them.
+pub const DEFAULTS_TODO_RS: &str = r#"
+/// Sets every unset optional field that has a default; values already set stay.
+fn set_defaults(_spec: &mut {{kind}}Spec) {
+    // TODO(user): set the defaults, e.g. `spec.field.get_or_insert(1);`.
+}
+"#;
+
+/// The validating section of [`WEBHOOK_RS`] (kubebuilder's `CustomValidator`), then
+/// [`VALIDATION_EXAMPLE_RS`] or [`VALIDATION_TODO_RS`].
 pub const VALIDATOR_RS: &str = r#"
 /// Refuses {{kind}}s that cannot work.
 #[kubebuilder::webhook(
@@ -496,7 +510,10 @@ impl admission::Validator<{{kind}}> for Validator {
 
     // Deletion keeps the trait's answer: always allowed.
 }
+"#;
 
+/// The validation of a kind with the example field `foo`.
+pub const VALIDATION_EXAMPLE_RS: &str = r#"
 /// Every problem of `spec` at once, so one refusal lists all that needs fixing. (Rules on
 /// one field alone fit the schema better: `validation(...)` on the field. Webhooks are for
 /// the rest: rules across fields, on changes, or that ask the cluster.)
@@ -522,12 +539,29 @@ fn validate_foo(spec: &{{kind}}Spec) -> Option<FieldError> {
 }
 "#;
 
+/// The validation of a kind without the example field (the deploy-image plugin's), left
+/// to the user as kubebuilder leaves it.
+pub const VALIDATION_TODO_RS: &str = r#"
+/// Every problem of `spec` at once, so one refusal lists all that needs fixing. (Rules on
+/// one field alone fit the schema better: `validation(...)` on the field. Webhooks are for
+/// the rest: rules across fields, on changes, or that ask the cluster.)
+fn validate(_spec: &{{kind}}Spec) -> Result<Warnings, Vec<FieldError>> {
+    // TODO(user): add a `FieldError` per problem, e.g. `FieldError::invalid(
+    // FieldPath::new("spec").child("field"), value, "must be ...")`.
+    let errors: Vec<FieldError> = Vec::new();
+    if errors.is_empty() {
+        Ok(Warnings::new())
+    } else {
+        Err(errors)
+    }
+}
+"#;
+
 /// `controller/tests/<kind>_<webhook module>.rs`: the webhooks' test (kubebuilder's
 /// `<kind>_webhook_test.go`), then a section per webhook and the apiserver's test.
 pub const WEBHOOK_TEST_RS: &str = r#"//! The {{kind}} {{version}} admission webhooks ({{webhook_doc}}), called directly and by a
 //! real apiserver (`kubebuilder_envtest`, which `cargo xtask test` provides) that a manager
-//! serving them registered them with, as in a cluster. The cases check the scaffold's
-//! example field `foo`: change them with the webhooks, and add one per rule.
+//! serving them registered them with, as in a cluster. {{webhook_test_cases_doc}}
 
 use std::time::{Duration, Instant};
 
@@ -570,7 +604,7 @@ fn context() -> AdmissionContext<'static> {
 }
 "#;
 
-/// The defaulter's section of [`WEBHOOK_TEST_RS`].
+/// The defaulter's section of [`WEBHOOK_TEST_RS`], for a kind with the example field.
 pub const WEBHOOK_TEST_DEFAULTER_RS: &str = r#"
 #[tokio::test]
 async fn the_defaulter_fills_in_unset_fields() {
@@ -588,7 +622,7 @@ async fn the_defaulter_keeps_what_is_set() {
 }
 "#;
 
-/// The validator's section of [`WEBHOOK_TEST_RS`].
+/// The validator's section of [`WEBHOOK_TEST_RS`], for a kind with the example field.
 pub const WEBHOOK_TEST_VALIDATOR_RS: &str = r#"
 #[tokio::test]
 async fn the_validator_admits_a_valid_{{kind_snake}}() {
@@ -670,7 +704,7 @@ async fn serve_webhooks(api: &Api<{{kind}}>, namespace: &str) -> kubebuilder_run
     };
     let deadline = Instant::now() + TIMEOUT;
     loop {
-        let _ = api.create(&dry_run, &sample("probe", json!({}))).await;
+        let _ = api.create(&dry_run, &sample("probe", json!({{valid_spec}}))).await;
         let answered = metrics.encode();
         if [{{webhook_paths}}].iter().all(|path| called(&answered, path)) {
             return running;
@@ -701,6 +735,41 @@ pub const WEBHOOK_TEST_DEFAULTING_CASE: &str = r#"
         .await
         .unwrap();
     assert_eq!(created.spec.foo.as_deref(), Some("default"));
+"#;
+
+/// The defaulter's and the validator's sections of [`WEBHOOK_TEST_RS`] for a kind without
+/// the example field (placeholder `valid_spec`, the spec of the kind's sample): what
+/// holds before any rule.
+pub const WEBHOOK_TEST_TODO_DEFAULTER_RS: &str = r#"
+#[tokio::test]
+async fn the_defaulter_keeps_what_is_set() {
+    let set = sample("set", json!({{valid_spec}}));
+    let mut defaulted = set.clone();
+    Defaulter.default(&context(), &mut defaulted).await.unwrap();
+    assert_eq!(defaulted, set);
+}
+"#;
+
+/// See [`WEBHOOK_TEST_TODO_DEFAULTER_RS`].
+pub const WEBHOOK_TEST_TODO_VALIDATOR_RS: &str = r#"
+#[tokio::test]
+async fn the_validator_admits_a_valid_{{kind_snake}}() {
+    let valid = sample("valid", json!({{valid_spec}}));
+    assert_eq!(Validator.validate_create(&context(), &valid).await, Ok(Vec::new()));
+    assert_eq!(
+        Validator.validate_update(&context(), &valid, &valid).await,
+        Ok(Vec::new())
+    );
+}
+"#;
+
+/// The apiserver's case of [`WEBHOOK_TEST_APISERVER_RS`] for a kind without the example
+/// field.
+pub const WEBHOOK_TEST_TODO_CASE: &str = r#"
+    // The kind's sample is admitted as written.
+    let valid = sample("valid", json!({{valid_spec}}));
+    let admitted = api.create(&PostParams::default(), &valid).await.unwrap();
+    assert_eq!(admitted.spec, valid.spec);
 "#;
 
 /// The validation case of [`WEBHOOK_TEST_APISERVER_RS`].
