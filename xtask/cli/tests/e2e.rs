@@ -274,33 +274,30 @@ async fn event(client: &Client, namespace: &str, type_: &str, reason: &str) -> E
 /// Memcached goes, and the garbage collector deletes its Deployment and their pods.
 async fn everything_goes(client: &Client, namespace: &str, memcacheds: &Api<DynamicObject>) {
     event(client, namespace, "Warning", "Deleting").await;
-    wait_for(client, "the Memcached to go", async || {
-        memcacheds
-            .get_opt("cache")
-            .await
-            .ok()?
-            .is_none()
-            .then_some(())
-    })
-    .await;
+    gone(client, memcacheds, "the Memcached").await;
     let deployments: Api<Deployment> = Api::namespaced(client.clone(), namespace);
-    wait_for(
+    gone(
         client,
-        "the garbage collector to delete the Deployment",
-        async || {
-            deployments
-                .get_opt("cache")
-                .await
-                .ok()?
-                .is_none()
-                .then_some(())
-        },
+        &deployments,
+        "the Deployment (the garbage collector's)",
     )
     .await;
     let pods: Api<Pod> = Api::namespaced(client.clone(), namespace);
     wait_for(client, "the memcached pods to go", async || {
         let list = pods.list(&ListParams::default()).await.ok()?.items;
         list.is_empty().then_some(())
+    })
+    .await;
+}
+
+/// Waits until `api` has no object `cache` (`what`).
+async fn gone<K>(client: &Client, api: &Api<K>, what: &str)
+where
+    K: Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    let what = format!("{what} to go");
+    wait_for(client, &what, async || {
+        api.get_opt("cache").await.ok()?.is_none().then_some(())
     })
     .await;
 }
