@@ -13,7 +13,6 @@
 //! come, and make the run fail at its end, after the tests.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::fs::{self, File};
 use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -96,7 +95,6 @@ pub struct Built {
 /// programs with the same features, linting them as it goes. Compiler diagnostics go to
 /// standard error as they come.
 pub fn build(root: &Path, build_args: &[String]) -> Result<Built> {
-    let _one_at_a_time = lock_the_test_build()?;
     let tests_built = cargo_build(
         root,
         &["test", "--all-targets", "--no-run"],
@@ -128,30 +126,6 @@ pub fn build(root: &Path, build_args: &[String]) -> Result<Built> {
             .chain(programs_built.warnings)
             .collect(),
     })
-}
-
-/// Waits until no other `cargo xtask` is building the test executables, and holds that
-/// until dropped. `test`, `test-faults` and `test-e2e` start side by side and build the
-/// same artifacts, and cargo lets two builds in one target directory compile the same
-/// crates at once: each does the work, and the crates one compiled against the other's
-/// outputs look stale to the next build, which compiles them again. With the lock the
-/// first builds, and the others find everything built.
-fn lock_the_test_build() -> Result<File> {
-    let target = crate::target_dir()?;
-    fs::create_dir_all(&target).with_context(|| format!("creating {}", target.display()))?;
-    let path = target.join("xtask-test-build.lock");
-    let file = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .with_context(|| format!("opening {}", path.display()))?;
-    if file.try_lock().is_err() {
-        eprintln!("xtask: waiting for another xtask's test build to end");
-        file.lock()
-            .with_context(|| format!("locking {}", path.display()))?;
-    }
-    Ok(file)
 }
 
 /// What one cargo build said: its JSON messages (the artifacts) and the warnings.
