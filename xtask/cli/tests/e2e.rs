@@ -142,12 +142,7 @@ fn xtask(dir: &Path, args: &[&str]) {
 /// is sent on port 11211 (and ignores memcached's options). Its OCI archive.
 fn stand_in_archive(project: &Path) -> PathBuf {
     let mut image = Image::new();
-    image
-        .copy("/bin/busybox", 0o755, Path::new("/bin/busybox"))
-        .unwrap();
-    for applet in ["sh", "nc", "cat"] {
-        image.symlink(&format!("/bin/{applet}"), "busybox");
-    }
+    image.busybox(&["sh", "nc", "cat"]).unwrap();
     let script = "#!/bin/sh\n# memcached's stand-in: echoes on memcached's port.\n\
                   exec nc -ll -p 11211 -e cat\n";
     image.file("/bin/memcached", 0o755, script);

@@ -102,6 +102,16 @@ impl Image {
         Ok(self)
     }
 
+    /// Adds this machine's busybox (Debian's static build) as `/bin/busybox`, with each of
+    /// `applets` linked to it in `/bin`.
+    pub fn busybox(&mut self, applets: &[&str]) -> Result<&mut Self> {
+        self.copy("/bin/busybox", 0o755, Path::new("/bin/busybox"))?;
+        for applet in applets {
+            self.symlink(&format!("/bin/{applet}"), "busybox");
+        }
+        Ok(self)
+    }
+
     /// Adds a symbolic link at `path` pointing at `target`.
     pub fn symlink(&mut self, path: &str, target: &str) -> &mut Self {
         let path = self.parents_of(path);

@@ -271,7 +271,7 @@ fn plan_types(
         insert_rendered(plan, &version_module, template::KINDS_MARKER, line, values)?;
     }
 
-    let sample = format!("{}_{}_{}.yaml", kind.group, kind.version, kind.lower());
+    let sample = kind.sample_name();
     plan.create(
         &format!("config/samples/{sample}"),
         templates::render(files.sample, values),

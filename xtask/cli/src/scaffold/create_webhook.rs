@@ -374,12 +374,7 @@ impl Rules {
         if has_example_field {
             return Ok(Rules::ExampleField);
         }
-        let path = format!(
-            "config/samples/{}_{}_{}.yaml",
-            kind.group,
-            kind.version,
-            kind.lower()
-        );
+        let path = format!("config/samples/{}", kind.sample_name());
         let sample: serde_json::Value = match plan.read(&path)? {
             Some(text) => {
                 serde_saphyr::from_str(&text).with_context(|| format!("parsing {path}"))?
@@ -406,28 +401,23 @@ impl Rules {
 
 /// The placeholders that depend on which webhooks the module holds and what they check.
 fn webhook_values(values: Values, webhooks: &Webhooks, rules: &Rules) -> Values {
-    let (doc, imports, types) = match (webhooks.defaulting, webhooks.validation) {
+    let (doc, types) = match (webhooks.defaulting, webhooks.validation) {
         (true, true) => (
             "a defaulter and a validator",
-            "self as admission, AdmissionContext, FieldError, FieldPath, Warnings, Webhooks",
             ".defaulter(Defaulter).validator(Validator)",
         ),
-        (true, false) => (
-            "a defaulter",
-            "self as admission, AdmissionContext, FieldError, Webhooks",
-            ".defaulter(Defaulter)",
-        ),
-        _ => (
-            "a validator",
-            "self as admission, AdmissionContext, FieldError, FieldPath, Warnings, Webhooks",
-            ".validator(Validator)",
-        ),
+        (true, false) => ("a defaulter", ".defaulter(Defaulter)"),
+        _ => ("a validator", ".validator(Validator)"),
     };
-    // The TODO validation names no field.
-    let imports = match rules {
-        Rules::ExampleField => imports.to_owned(),
-        Rules::Todo { .. } => imports.replace(" FieldPath,", ""),
-    };
+    let mut imports = vec!["self as admission", "AdmissionContext", "FieldError"];
+    if webhooks.validation {
+        // The TODO validation names no field.
+        if matches!(rules, Rules::ExampleField) {
+            imports.push("FieldPath");
+        }
+        imports.push("Warnings");
+    }
+    imports.push("Webhooks");
     let cases_doc = match rules {
         Rules::ExampleField => {
             "The cases check the scaffold's\n//! example field `foo`: change them with the webhooks, and add one per rule."
@@ -438,7 +428,7 @@ fn webhook_values(values: Values, webhooks: &Webhooks, rules: &Rules) -> Values 
     };
     values
         .with("webhook_doc", doc)
-        .with("webhook_imports", imports)
+        .with("webhook_imports", imports.join(", "))
         .with("webhook_types", types)
         .with("webhook_test_cases_doc", cases_doc)
         .with("valid_spec", rules.valid_spec())

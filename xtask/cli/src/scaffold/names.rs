@@ -40,6 +40,11 @@ impl Kind {
         self.kind.to_lowercase()
     }
 
+    /// The name of the kind's sample in `config/samples`: `<group>_<version>_<kind>.yaml`.
+    pub fn sample_name(&self) -> String {
+        format!("{}_{}_{}.yaml", self.group, self.version, self.lower())
+    }
+
     /// The webhook path kubebuilder derives: `/<mutate|validate>-<group with dashes>-<version>-<kind>`.
     pub fn webhook_path(&self, mutating: bool) -> String {
         format!(

@@ -94,12 +94,9 @@ impl TestImage {
         let mut image = Image::new();
         match self {
             TestImage::Busybox => {
-                image.copy("/bin/busybox", 0o755, Path::new("/bin/busybox"))?;
-                for applet in [
+                image.busybox(&[
                     "sh", "sleep", "date", "echo", "nc", "cat", "ls", "true", "false",
-                ] {
-                    image.symlink(&format!("/bin/{applet}"), "busybox");
-                }
+                ])?;
                 image.dir("/tmp", 0o1777, 0);
                 image.entrypoint = vec!["/bin/sh".into()];
             }

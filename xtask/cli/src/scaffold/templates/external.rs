@@ -14,7 +14,7 @@
 
 use serde_json::Value;
 
-use super::kind::kind_rbac;
+use super::kind::{controller_test_service_account, kind_rbac};
 
 /// `controller/src/<kind>/mod.rs`: the reconciler module and the setup on the manager.
 pub const CONTROLLER_MOD_RS: &str = r#"//! The {{kind}} controller, for {{origin}}:
@@ -85,7 +85,8 @@ impl Reconciler<{{kind}}> for {{kind}}Reconciler {
 );
 
 /// `controller/tests/<kind>_controller.rs`: the controller against a real control plane.
-pub const CONTROLLER_TEST_RS: &str = r#"//! The {{kind}} controller against a real control plane (`kubebuilder_envtest`, which
+pub const CONTROLLER_TEST_RS: &str = concat!(
+    r#"//! The {{kind}} controller against a real control plane (`kubebuilder_envtest`, which
 //! `cargo xtask test` provides), run as it is deployed: as its service account, allowed
 //! what `config/rbac/role.yaml` grants it. A new {{kind}} is reconciled, as the
 //! controller's `controller_runtime_reconcile_total` metric counts, and the reconciler's
@@ -123,19 +124,9 @@ async fn a_new_{{kind_snake}}_is_reconciled() {
     let plane = kubebuilder_envtest::shared();
     let client = plane.client().await.unwrap();{{serve_kind}}
     let namespace = plane.create_namespace("{{kind_lower}}").await.unwrap();
-
-    // The controller on a manager of its own, as `src/main.rs` runs it with `--namespace`
-    // set to this test's namespace, as the service account: a call that the generated role
-    // does not allow fails here as it would in the cluster.
-    let args = ManagerArgs {
-        health_probe_bind_address: BindAddress::HostPort("127.0.0.1:0".into()),
-        namespaces: vec![namespace.clone()],
-        ..ManagerArgs::default()
-    };
-    let roles = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/rbac/role.yaml");
-    plane.grant_roles_in_file(&roles, &namespace, SERVICE_ACCOUNT).await.unwrap();
-    let as_manager = plane.client_as_service_account(&namespace, SERVICE_ACCOUNT).await.unwrap();
-    let manager = controller::{{kind_snake}}::setup_with_manager(Manager::new(as_manager, args));
+"#,
+    controller_test_service_account!(),
+    r#"    let manager = controller::{{kind_snake}}::setup_with_manager(Manager::new(as_manager, args));
     let metrics = manager.metrics().clone();
     let manager = manager.start().await.unwrap();
 
@@ -180,7 +171,8 @@ fn reconciled(metrics: &str) -> bool {
         .filter_map(|line| line.strip_prefix(&series))
         .any(|count| count.trim().parse::<f64>().is_ok_and(|count| count > 0.0))
 }
-"#;
+"#
+);
 
 /// [`CONTROLLER_TEST_RS`]'s `serve_kind` for another project's kind (placeholder `scope`,
 /// `Namespaced` or `Cluster`, besides the others).

@@ -53,16 +53,11 @@ const SERVICE_ACCOUNT: &str = "controller-manager";
 }
 pub(crate) use controller_test_constants;
 
-/// The start of every scaffolded controller test: the shared control plane with the kind's
-/// CRD, a namespace of its own, and the controller on a manager of its own, run as the
-/// generated service account with the generated role.
-macro_rules! controller_test_manager {
+/// The manager's arguments and client in every scaffolded controller test: `--namespace`
+/// set to the test's namespace, and the generated service account with the generated role.
+macro_rules! controller_test_service_account {
     () => {
-        r#"    let plane = kubebuilder_envtest::shared();
-    plane.install_crds(&[{{kind}}::crd()]).await.unwrap();
-    let client = plane.client().await.unwrap();
-    let namespace = plane.create_namespace("{{kind_lower}}").await.unwrap();
-
+        r#"
     // The controller on a manager of its own, as `src/main.rs` runs it with `--namespace`
     // set to this test's namespace, as the service account: a call that the generated role
     // does not allow fails here as it would in the cluster.
@@ -74,11 +69,29 @@ macro_rules! controller_test_manager {
     let roles = Path::new(env!("CARGO_MANIFEST_DIR")).join("../config/rbac/role.yaml");
     plane.grant_roles_in_file(&roles, &namespace, SERVICE_ACCOUNT).await.unwrap();
     let as_manager = plane.client_as_service_account(&namespace, SERVICE_ACCOUNT).await.unwrap();
-    let manager = controller::{{controller_module}}::setup_with_manager(Manager::new(as_manager, args))
+"#
+    };
+}
+pub(crate) use controller_test_service_account;
+
+/// The start of the scaffolded controller tests of the project's own kinds: the shared
+/// control plane with the kind's CRD, a namespace of its own, and the controller on a
+/// manager of its own, run as the generated service account with the generated role.
+macro_rules! controller_test_manager {
+    () => {
+        concat!(
+            r#"    let plane = kubebuilder_envtest::shared();
+    plane.install_crds(&[{{kind}}::crd()]).await.unwrap();
+    let client = plane.client().await.unwrap();
+    let namespace = plane.create_namespace("{{kind_lower}}").await.unwrap();
+"#,
+            $crate::scaffold::templates::kind::controller_test_service_account!(),
+            r#"    let manager = controller::{{controller_module}}::setup_with_manager(Manager::new(as_manager, args))
         .start()
         .await
         .unwrap();
 "#
+        )
     };
 }
 pub(crate) use controller_test_manager;
