@@ -333,7 +333,10 @@ fn versions_that_do_not_merge_are_refused_naming_them() {
 #[test]
 fn rbac_rules_and_webhooks_name_kube_derive_kinds_as_ours() {
     let rules = kubebuilder::rbac::registered();
-    let harbor_rules: Vec<_> = rules.iter().filter(|rule| rule.groups == [GROUP]).collect();
+    let harbor_rules: Vec<_> = rules
+        .iter()
+        .filter(|rule| *rule.groups == [GROUP])
+        .collect();
     assert_eq!(harbor_rules.len(), 2);
     let roles = kubebuilder::rbac::to_yaml(&kubebuilder::rbac::roles(
         &rules,
@@ -344,11 +347,14 @@ fn rbac_rules_and_webhooks_name_kube_derive_kinds_as_ours() {
 
     let webhook = <HarborDefaulter as Declared>::WEBHOOK;
     assert_eq!(
-        webhook.path,
+        webhook.path.as_deref(),
         Some("/mutate-interop-kubebuilder-test-v1-harbor")
     );
-    assert_eq!(kubebuilder::webhook::registered(), [webhook]);
-    let manifests = kubebuilder::webhook::manifests(&[webhook], &[])
+    assert_eq!(
+        kubebuilder::webhook::registered(),
+        std::slice::from_ref(&webhook)
+    );
+    let manifests = kubebuilder::webhook::manifests(std::slice::from_ref(&webhook), &[])
         .unwrap()
         .to_yaml();
     assert!(manifests.contains("name: mharbor-v1.kb.io"), "{manifests}");

@@ -5,6 +5,7 @@
 
 mod common;
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::time::Duration;
 
@@ -35,22 +36,26 @@ const VALIDATE_PATH: &str = "/validate-runtime-kubebuilder-test-v1-widget";
 /// A declaration as `#[kubebuilder::webhook]` records it, for the Widget kind.
 const fn widget_webhook(name: &'static str, mutating: bool, path: &'static str) -> Webhook {
     Webhook {
-        name,
+        name: Cow::Borrowed(name),
         mutating,
-        path: Some(path),
+        path: Some(Cow::Borrowed(path)),
         url: None,
-        failure_policy: "Fail",
+        failure_policy: Cow::Borrowed("Fail"),
         match_policy: None,
-        side_effects: "None",
-        groups: &[GROUP],
-        resources: &["widgets"],
-        verbs: &["CREATE", "UPDATE", "DELETE"],
-        versions: &["v1"],
-        admission_review_versions: &["v1"],
+        side_effects: Cow::Borrowed("None"),
+        groups: Cow::Borrowed(&[Cow::Borrowed(GROUP)]),
+        resources: Cow::Borrowed(&[Cow::Borrowed("widgets")]),
+        verbs: Cow::Borrowed(&[
+            Cow::Borrowed("CREATE"),
+            Cow::Borrowed("UPDATE"),
+            Cow::Borrowed("DELETE"),
+        ]),
+        versions: Cow::Borrowed(&[Cow::Borrowed("v1")]),
+        admission_review_versions: Cow::Borrowed(&[Cow::Borrowed("v1")]),
         reinvocation_policy: None,
         timeout_seconds: Some(10),
-        service_name: "webhook-service",
-        service_namespace: "system",
+        service_name: Cow::Borrowed("webhook-service"),
+        service_namespace: Cow::Borrowed("system"),
         service_port: None,
     }
 }

@@ -340,7 +340,7 @@ mod tests {
         let served: Vec<(&str, bool, Option<&str>)> = webhooks
             .declarations()
             .iter()
-            .map(|webhook| (webhook.name, webhook.mutating, webhook.path))
+            .map(|webhook| (&*webhook.name, webhook.mutating, webhook.path.as_deref()))
             .collect();
         assert_eq!(
             served,

@@ -6,6 +6,8 @@
 //! sources first ([`read`], the same parser), and builds the registrations wherever its
 //! reading of `cfg`s, modules or types could disagree with rustc's.
 
+use kubebuilder_model as model;
+use kubebuilder_model::rbac::Rule;
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::spanned::Spanned;
@@ -13,7 +15,7 @@ use syn::{Item, LitStr};
 
 use crate::args::{self, Argument, Errors, Given};
 use crate::k8s_values::{DnsName, check_dns_name, did_you_mean, type_ident};
-use crate::tokens::optional;
+use crate::tokens::{optional_text, texts};
 
 /// The verbs the Kubernetes authorizer checks on API resources (`*` = all). Custom verbs
 /// of aggregated APIs are not accepted: a typo would otherwise silently grant nothing.
@@ -78,22 +80,6 @@ const ARGUMENTS: &[Argument<Args>] = &[
         a.role_name = arg.string(errors)
     }),
 ];
-
-/// One validated rule, as `kubebuilder::rbac::Rule` will hold it (`core` is rewritten
-/// when the rules are normalised, as controller-gen does).
-#[allow(
-    missing_docs,
-    reason = "the fields of kubebuilder::rbac::Rule, documented there"
-)]
-pub struct Rule {
-    pub groups: Vec<String>,
-    pub resources: Vec<String>,
-    pub resource_names: Vec<String>,
-    pub urls: Vec<String>,
-    pub verbs: Vec<String>,
-    pub namespace: Option<String>,
-    pub role_name: Option<String>,
-}
 
 /// Entry point of `#[kubebuilder::rbac(...)]`.
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -235,15 +221,15 @@ fn validate(args: Args, errors: &mut Errors) -> Rule {
         }
     }
 
-    let values = |literals: Vec<LitStr>| literals.iter().map(LitStr::value).collect();
+    let values = |literals: Vec<LitStr>| model::texts(literals.iter().map(LitStr::value));
     Rule {
         groups: values(groups),
         resources: values(resources),
         resource_names: values(resource_names),
         urls: values(urls),
         verbs: values(verbs),
-        namespace: args.namespace.map(|n| n.value()),
-        role_name: args.role_name.map(|n| n.value()),
+        namespace: args.namespace.map(|n| n.value().into()),
+        role_name: args.role_name.map(|n| n.value().into()),
     }
 }
 
@@ -257,16 +243,18 @@ fn generate(rule: &Rule) -> TokenStream {
         namespace,
         role_name,
     } = rule;
-    let namespace = optional(namespace.as_ref());
-    let role_name = optional(role_name.as_ref());
+    let [groups, resources, resource_names, urls, verbs] =
+        [groups, resources, resource_names, urls, verbs].map(|list| texts(list));
+    let namespace = optional_text(namespace.as_ref());
+    let role_name = optional_text(role_name.as_ref());
     quote! {
         ::kubebuilder::__private::inventory::submit! {
             ::kubebuilder::rbac::Rule {
-                groups: &[#(#groups),*],
-                resources: &[#(#resources),*],
-                resource_names: &[#(#resource_names),*],
-                urls: &[#(#urls),*],
-                verbs: &[#(#verbs),*],
+                groups: #groups,
+                resources: #resources,
+                resource_names: #resource_names,
+                urls: #urls,
+                verbs: #verbs,
                 namespace: #namespace,
                 role_name: #role_name,
             }

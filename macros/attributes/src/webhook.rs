@@ -8,6 +8,10 @@
 //! timeoutSeconds, path xor url, admissionReviewVersions) and passes unknown values
 //! through for the apiserver to refuse; here all of them are compile errors.
 
+use kubebuilder_model::webhook::{
+    Configuration, DEFAULT_SERVICE_NAME, DEFAULT_SERVICE_NAMESPACE, Webhook,
+};
+use kubebuilder_model::{self as model, Text};
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::spanned::Spanned;
@@ -15,7 +19,7 @@ use syn::{Ident, Item, LitStr};
 
 use crate::args::{self, Arg, Argument, Errors, Given};
 use crate::k8s_values::{DnsName, check_dns_name, did_you_mean, one_of, type_ident};
-use crate::tokens::optional;
+use crate::tokens::{optional, optional_text, text, texts};
 
 /// The operations a webhook rule matches, as written in the attribute (any case).
 const OPERATIONS: &[&str] = &["create", "update", "delete", "connect", "*"];
@@ -108,32 +112,6 @@ const ARGUMENTS: &[Argument<Args>] = &[
         a.kind = arg.string(errors)
     }),
 ];
-
-/// A validated webhook, as `kubebuilder::webhook::Webhook` will hold it (`None` service
-/// names and namespaces take its defaults).
-#[allow(
-    missing_docs,
-    reason = "the fields of kubebuilder::webhook::Webhook, documented there"
-)]
-pub struct Webhook {
-    pub name: String,
-    pub mutating: bool,
-    pub path: Option<String>,
-    pub url: Option<String>,
-    pub failure_policy: &'static str,
-    pub match_policy: Option<&'static str>,
-    pub side_effects: &'static str,
-    pub groups: Vec<String>,
-    pub resources: Vec<String>,
-    pub verbs: Vec<String>,
-    pub versions: Vec<String>,
-    pub admission_review_versions: Vec<String>,
-    pub reinvocation_policy: Option<&'static str>,
-    pub timeout_seconds: Option<i32>,
-    pub service_name: Option<String>,
-    pub service_namespace: Option<String>,
-    pub service_port: Option<i32>,
-}
 
 /// Entry point of `#[kubebuilder::webhook(...)]`.
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -300,35 +278,37 @@ fn validate(args: Args, errors: &mut Errors) -> Webhook {
     let (path, url) = client_config(&args, &rules, errors);
     let service_port = check_service(&args, errors);
 
-    let values = |literals: &[LitStr]| literals.iter().map(LitStr::value).collect::<Vec<_>>();
+    let values = |literals: &[LitStr]| model::texts(literals.iter().map(LitStr::value));
+    // The core group is `""` in the API (controller-gen rewrites it too).
+    let groups = rules.groups.iter().map(|group| match group.value() {
+        core if core == "core" => String::new(),
+        group => group,
+    });
     Webhook {
-        name,
+        name: name.into(),
         mutating: mutating.unwrap_or_default(),
-        path,
-        url,
-        failure_policy: args.failure_policy.unwrap_or_default(),
-        match_policy: args.match_policy,
-        side_effects: args.side_effects.unwrap_or_default(),
-        groups: values(&rules.groups)
-            .into_iter()
-            .map(|group| {
-                if group == "core" {
-                    String::new()
-                } else {
-                    group
-                }
-            })
-            .collect(),
+        path: path.map(Text::from),
+        url: url.map(Text::from),
+        failure_policy: args.failure_policy.unwrap_or_default().into(),
+        match_policy: args.match_policy.map(Text::from),
+        side_effects: args.side_effects.unwrap_or_default().into(),
+        groups: model::texts(groups),
         resources: values(&rules.resources),
-        verbs: operations,
+        verbs: model::texts(operations),
         versions: values(&rules.versions),
         admission_review_versions: values(&admission_review_versions),
-        reinvocation_policy: args.reinvocation_policy.map(|policy| policy.value),
+        reinvocation_policy: args.reinvocation_policy.map(|policy| policy.value.into()),
         timeout_seconds,
-        service_name: args.service_name.map(|name| name.value.value()),
+        service_name: args
+            .service_name
+            .map_or(Text::Borrowed(DEFAULT_SERVICE_NAME), |name| {
+                name.value.value().into()
+            }),
         service_namespace: args
             .service_namespace
-            .map(|namespace| namespace.value.value()),
+            .map_or(Text::Borrowed(DEFAULT_SERVICE_NAMESPACE), |namespace| {
+                namespace.value.value().into()
+            }),
         service_port,
     }
 }
@@ -666,20 +646,38 @@ fn generate(ident: &Ident, webhook: &Webhook) -> TokenStream {
         service_namespace,
         service_port,
     } = webhook;
-    let path = optional(path.as_deref());
-    let url = optional(url.as_deref());
-    let match_policy = optional(*match_policy);
-    let reinvocation_policy = optional(*reinvocation_policy);
+    let [
+        name,
+        failure_policy,
+        side_effects,
+        service_name,
+        service_namespace,
+    ] = [
+        name,
+        failure_policy,
+        side_effects,
+        service_name,
+        service_namespace,
+    ]
+    .map(|t| text(t));
+    let [path, url, match_policy, reinvocation_policy] =
+        [path, url, match_policy, reinvocation_policy].map(|t| optional_text(t.as_ref()));
+    let [
+        groups,
+        resources,
+        verbs,
+        versions,
+        admission_review_versions,
+    ] = [
+        groups,
+        resources,
+        verbs,
+        versions,
+        admission_review_versions,
+    ]
+    .map(|l| texts(l));
     let timeout_seconds = optional(*timeout_seconds);
     let service_port = optional(*service_port);
-    let service_name = match service_name {
-        Some(name) => quote!(#name),
-        None => quote!(::kubebuilder::webhook::DEFAULT_SERVICE_NAME),
-    };
-    let service_namespace = match service_namespace {
-        Some(namespace) => quote!(#namespace),
-        None => quote!(::kubebuilder::webhook::DEFAULT_SERVICE_NAMESPACE),
-    };
     quote! {
         impl ::kubebuilder::webhook::Declared for #ident {
             const WEBHOOK: ::kubebuilder::webhook::Webhook = ::kubebuilder::webhook::Webhook {
@@ -690,11 +688,11 @@ fn generate(ident: &Ident, webhook: &Webhook) -> TokenStream {
                 failure_policy: #failure_policy,
                 match_policy: #match_policy,
                 side_effects: #side_effects,
-                groups: &[#(#groups),*],
-                resources: &[#(#resources),*],
-                verbs: &[#(#verbs),*],
-                versions: &[#(#versions),*],
-                admission_review_versions: &[#(#admission_review_versions),*],
+                groups: #groups,
+                resources: #resources,
+                verbs: #verbs,
+                versions: #versions,
+                admission_review_versions: #admission_review_versions,
                 reinvocation_policy: #reinvocation_policy,
                 timeout_seconds: #timeout_seconds,
                 service_name: #service_name,
@@ -714,16 +712,6 @@ struct ConfigurationArgs {
     name: Option<LitStr>,
 }
 
-/// A `#[kubebuilder::webhook_configuration]`, as `kubebuilder::webhook::Configuration` holds it.
-#[allow(
-    missing_docs,
-    reason = "the fields of kubebuilder::webhook::Configuration, documented there"
-)]
-pub struct Configuration {
-    pub mutating: bool,
-    pub name: String,
-}
-
 const CONFIGURATION_ARGUMENTS: &[Argument<ConfigurationArgs>] = &[
     Argument::once("mutating", |arg, c: &mut ConfigurationArgs, errors| {
         c.mutating = arg.boolean(errors)
@@ -737,12 +725,15 @@ const CONFIGURATION_ARGUMENTS: &[Argument<ConfigurationArgs>] = &[
 /// goes on any item.
 pub fn expand_configuration(attr: TokenStream, item: TokenStream) -> TokenStream {
     match read_configuration(attr) {
-        Ok(Configuration { mutating, name }) => quote! {
-            #item
-            ::kubebuilder::__private::inventory::submit! {
-                ::kubebuilder::webhook::Configuration { mutating: #mutating, name: #name }
+        Ok(Configuration { mutating, name }) => {
+            let name = text(&name);
+            quote! {
+                #item
+                ::kubebuilder::__private::inventory::submit! {
+                    ::kubebuilder::webhook::Configuration { mutating: #mutating, name: #name }
+                }
             }
-        },
+        }
         Err(errors) => {
             let errors = errors.to_compile_errors();
             quote! { #item #errors }
@@ -786,6 +777,6 @@ pub fn read_configuration(attr: TokenStream) -> Result<Configuration, Errors> {
     }
     errors.into_result(Configuration {
         mutating: mutating.unwrap_or_default(),
-        name: name.map(|name| name.value()).unwrap_or_default(),
+        name: name.map(|name| name.value()).unwrap_or_default().into(),
     })
 }

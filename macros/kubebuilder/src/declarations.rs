@@ -111,6 +111,7 @@ fn options(mut args: impl Iterator<Item = String>) -> Result<crd::Options, Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::borrow::Cow;
 
     fn args(line: &str) -> impl Iterator<Item = String> {
         line.split_whitespace().map(str::to_owned)
@@ -139,25 +140,25 @@ mod tests {
     #[test]
     fn declarations_read_back_as_they_were_written() {
         let cluster = rbac::Rule {
-            groups: &["batch"],
-            resources: &["jobs"],
-            resource_names: &[],
-            urls: &[],
-            verbs: &["get"],
+            groups: Cow::Borrowed(&[Cow::Borrowed("batch")]),
+            resources: Cow::Borrowed(&[Cow::Borrowed("jobs")]),
+            resource_names: Cow::Borrowed(&[]),
+            urls: Cow::Borrowed(&[]),
+            verbs: Cow::Borrowed(&[Cow::Borrowed("get")]),
             namespace: None,
             role_name: None,
         };
         let namespaced = rbac::Rule {
-            namespace: Some("watched"),
-            ..cluster
+            namespace: Some(Cow::Borrowed("watched")),
+            ..cluster.clone()
         };
         let webhook = webhook::Webhook {
-            name: "mcronjob-v1.kb.io",
+            name: Cow::Borrowed("mcronjob-v1.kb.io"),
             mutating: true,
-            path: Some("/mutate"),
-            failure_policy: "Fail",
-            side_effects: "None",
-            admission_review_versions: &["v1"],
+            path: Some(Cow::Borrowed("/mutate")),
+            failure_policy: Cow::Borrowed("Fail"),
+            side_effects: Cow::Borrowed("None"),
+            admission_review_versions: Cow::Borrowed(&[Cow::Borrowed("v1")]),
             ..webhook::INVALID
         };
         let declarations = Declarations {

@@ -9,6 +9,7 @@
 //! then groups, then URLs, sort, collapse `*`), so `config/rbac/role.yaml` is the file
 //! controller-gen writes for the equivalent `+kubebuilder:rbac` markers.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::collections::btree_map::Entry;
 
@@ -20,30 +21,12 @@ use serde::{Deserialize, Serialize};
 /// The role name controller-gen is given in kubebuilder projects (`rbac:roleName=manager-role`).
 pub const DEFAULT_ROLE_NAME: &str = "manager-role";
 
-/// One `#[kubebuilder::rbac(...)]` attribute, as written (`core` not yet rewritten).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Rule {
-    /// `apiGroups`, with `core` for the core group; empty in a `urls` rule.
-    pub groups: &'static [&'static str],
-    /// `resources`: plural names, subresources as `cronjobs/status`; empty in a `urls` rule.
-    pub resources: &'static [&'static str],
-    /// `resourceNames`: the objects the rule is limited to; empty for all of them.
-    pub resource_names: &'static [&'static str],
-    /// `nonResourceURLs` (`/metrics`): a rule for these has no groups nor resources.
-    pub urls: &'static [&'static str],
-    /// `verbs`: `get`, `list`, `watch`, ... (HTTP methods in lower case for `urls`).
-    pub verbs: &'static [&'static str],
-    /// `Some` puts the rule in a Role of that namespace instead of the ClusterRole.
-    pub namespace: Option<&'static str>,
-    /// Overrides the generator's role name for this rule.
-    pub role_name: Option<&'static str>,
-}
-
-inventory::collect!(Rule);
+use kubebuilder_model::Text;
+pub use kubebuilder_model::rbac::Rule;
 
 /// Every rule registered by the crates linked into this binary.
 pub fn registered() -> Vec<Rule> {
-    inventory::iter::<Rule>.into_iter().copied().collect()
+    inventory::iter::<Rule>.into_iter().cloned().collect()
 }
 
 /// A generated role: a ClusterRole, or a Role when the rules name a namespace. Each reads
@@ -115,8 +98,8 @@ pub fn roles<'a>(
     for rule in rules {
         let bucket = buckets
             .entry((
-                rule.namespace.unwrap_or_default(),
-                rule.role_name.unwrap_or(default_role_name),
+                rule.namespace.as_deref().unwrap_or_default(),
+                rule.role_name.as_deref().unwrap_or(default_role_name),
             ))
             .or_default();
         bucket.extend(explode(rule));
@@ -142,11 +125,13 @@ pub fn roles<'a>(
 /// the same service account.
 pub const RUNTIME_RULES: &[Rule] = &[Rule {
     // Named by the type the recorder writes, so that the two cannot drift apart.
-    groups: &[<Event as k8s_openapi::Resource>::GROUP],
-    resources: &[<Event as k8s_openapi::Resource>::URL_PATH_SEGMENT],
-    resource_names: &[],
-    urls: &[],
-    verbs: &["create", "patch"],
+    groups: Cow::Borrowed(&[Cow::Borrowed(<Event as k8s_openapi::Resource>::GROUP)]),
+    resources: Cow::Borrowed(&[Cow::Borrowed(
+        <Event as k8s_openapi::Resource>::URL_PATH_SEGMENT,
+    )]),
+    resource_names: Cow::Borrowed(&[]),
+    urls: Cow::Borrowed(&[]),
+    verbs: Cow::Borrowed(&[Cow::Borrowed("create"), Cow::Borrowed("patch")]),
     namespace: None,
     role_name: None,
 }];
@@ -201,20 +186,20 @@ pub fn to_value(role: &GeneratedRole) -> serde_json::Value {
 /// One policy rule per resource (or one without resources), as controller-gen splits
 /// each marker before merging.
 fn explode(rule: &Rule) -> Vec<PolicyRule> {
-    let owned = |items: &[&str]| items.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+    let owned = |items: &[Text]| items.iter().map(Text::to_string).collect::<Vec<_>>();
     let with_resources = |resources: Vec<String>| PolicyRule {
-        api_groups: Some(owned(rule.groups)),
+        api_groups: Some(owned(&rule.groups)),
         resources: Some(resources),
-        resource_names: Some(owned(rule.resource_names)),
-        non_resource_urls: Some(owned(rule.urls)),
-        verbs: owned(rule.verbs),
+        resource_names: Some(owned(&rule.resource_names)),
+        non_resource_urls: Some(owned(&rule.urls)),
+        verbs: owned(&rule.verbs),
     };
     if rule.resources.is_empty() {
         return vec![with_resources(Vec::new())];
     }
     rule.resources
         .iter()
-        .map(|resource| with_resources(vec![(*resource).to_owned()]))
+        .map(|resource| with_resources(vec![resource.to_string()]))
         .collect()
 }
 
@@ -370,18 +355,15 @@ fn merge_on(rules: BTreeMap<String, WorkingRule>, field: Field) -> BTreeMap<Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kubebuilder_model::texts;
 
-    const fn rule(
-        groups: &'static [&'static str],
-        resources: &'static [&'static str],
-        verbs: &'static [&'static str],
-    ) -> Rule {
+    fn rule(groups: &[&str], resources: &[&str], verbs: &[&str]) -> Rule {
         Rule {
-            groups,
-            resources,
-            resource_names: &[],
-            urls: &[],
-            verbs,
+            groups: texts(groups.iter().copied()),
+            resources: texts(resources.iter().copied()),
+            resource_names: Cow::Borrowed(&[]),
+            urls: Cow::Borrowed(&[]),
+            verbs: texts(verbs.iter().copied()),
             namespace: None,
             role_name: None,
         }
@@ -496,7 +478,7 @@ mod tests {
             rule(&["apps"], &["deployments"], &["get"]),
             rule(&["core"], &["pods"], &["list"]),
             Rule {
-                urls: &["/metrics"],
+                urls: texts(["/metrics"]),
                 ..rule(&[], &[], &["get"])
             },
         ];
@@ -509,8 +491,8 @@ mod tests {
 
     #[test]
     fn urls_with_equal_verbs_merge() {
-        let url = |urls: &'static [&'static str], verbs| Rule {
-            urls,
+        let url = |urls: &[&str], verbs| Rule {
+            urls: texts(urls.iter().copied()),
             ..rule(&[], &[], verbs)
         };
         let got = only_role(&[url(&["/metrics"], &["get"]), url(&["/healthz"], &["get"])]);
@@ -539,7 +521,7 @@ mod tests {
     #[test]
     fn resource_names_keep_rules_apart() {
         let named = Rule {
-            resource_names: &["my-config"],
+            resource_names: texts(["my-config"]),
             ..rule(&[""], &["configmaps"], &["get"])
         };
         let got = only_role(&[named, rule(&[""], &["configmaps"], &["get"])]);
@@ -567,17 +549,17 @@ mod tests {
     fn namespaces_and_role_names_make_separate_roles_sorted_by_namespace_then_name() {
         let rules = [
             Rule {
-                namespace: Some("zeta"),
+                namespace: Some("zeta".into()),
                 ..rule(&[""], &["secrets"], &["get"])
             },
             Rule {
-                role_name: Some("custom"),
+                role_name: Some("custom".into()),
                 ..rule(&[""], &["pods"], &["get"])
             },
             rule(&[""], &["configmaps"], &["get"]),
             Rule {
-                namespace: Some("alpha"),
-                role_name: Some("reader"),
+                namespace: Some("alpha".into()),
+                role_name: Some("reader".into()),
                 ..rule(&[""], &["secrets"], &["list"])
             },
         ];
@@ -609,11 +591,11 @@ mod tests {
             rule(&["events.k8s.io"], &["events"], &["get"]),
             rule(&["batch"], &["jobs"], &["get"]),
             Rule {
-                namespace: Some("ns"),
+                namespace: Some("ns".into()),
                 ..rule(&[""], &["secrets"], &["get"])
             },
         ];
-        let all: Vec<Rule> = declared.iter().chain(RUNTIME_RULES).copied().collect();
+        let all: Vec<Rule> = declared.iter().chain(RUNTIME_RULES).cloned().collect();
         let generated = with_runtime_rules(roles(&declared, DEFAULT_ROLE_NAME), None);
         assert_eq!(generated, roles(&all, DEFAULT_ROLE_NAME));
         assert_eq!(
@@ -629,7 +611,7 @@ mod tests {
     #[test]
     fn the_runtime_rules_make_the_managers_role_where_none_is_declared() {
         let elsewhere = Rule {
-            namespace: Some("zeta"),
+            namespace: Some("zeta".into()),
             ..rule(&[""], &["secrets"], &["get"])
         };
         let generated = with_runtime_rules(roles(&[elsewhere], DEFAULT_ROLE_NAME), Some("alpha"));
@@ -656,7 +638,7 @@ mod tests {
         let rules = [
             rule(&["batch"], &["jobs"], &["get", "list"]),
             Rule {
-                namespace: Some("ns"),
+                namespace: Some("ns".into()),
                 ..rule(&["core"], &["secrets"], &["*"])
             },
         ];

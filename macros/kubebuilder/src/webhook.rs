@@ -6,6 +6,7 @@
 //! `cargo xtask manifests` sees every webhook of the crates the project's declarations
 //! binary links (see [`crate::declarations`]) without a list.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use k8s_openapi::api::admissionregistration::v1::{
@@ -15,54 +16,11 @@ use k8s_openapi::api::admissionregistration::v1::{
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::{Deserialize, Serialize};
 
-/// One `+kubebuilder:webhook` marker's worth of data, normalised by the attribute the way
-/// controller-gen normalises the marker: verbs upper-cased (`CREATE`), `core` group
-/// rewritten to `""`, policies in their API spelling (`Fail`, `Equivalent`, `IfNeeded`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Webhook {
-    /// `webhooks[].name`: a domain of at least three segments (`mcronjob-v1.kb.io`).
-    pub name: &'static str,
-    /// `true` for a defaulter (in the MutatingWebhookConfiguration), `false` for a
-    /// validator (in the ValidatingWebhookConfiguration).
-    pub mutating: bool,
-    /// `clientConfig.service.path`; exactly one of `path` and `url` is set. When the
-    /// attribute names neither, it derives kubebuilder's default path
-    /// (`/mutate-<group with dots as dashes>-<version>-<kind lowercased>`, or `/validate-…`).
-    pub path: Option<&'static str>,
-    /// `clientConfig.url`: an `https://` URL the apiserver calls instead of the Service.
-    pub url: Option<&'static str>,
-    /// `failurePolicy`: `Fail` or `Ignore`, whether an admission fails when the webhook
-    /// cannot be called.
-    pub failure_policy: &'static str,
-    /// `matchPolicy`: `Exact` or `Equivalent`; `None` leaves the apiserver's default
-    /// (`Equivalent`).
-    pub match_policy: Option<&'static str>,
-    /// `sideEffects`: `None` or `NoneOnDryRun`, the only values v1 configurations accept.
-    pub side_effects: &'static str,
-    /// The rule's `apiGroups`, the core group as `""`.
-    pub groups: &'static [&'static str],
-    /// The rule's `resources`: plural names, subresources as `pods/status`.
-    pub resources: &'static [&'static str],
-    /// The rule's `operations`: `CREATE`, `UPDATE`, `DELETE`, `CONNECT` or `*`.
-    pub verbs: &'static [&'static str],
-    /// The rule's `apiVersions`.
-    pub versions: &'static [&'static str],
-    /// `admissionReviewVersions`: the AdmissionReview versions the webhook understands
-    /// (`v1`, `v1beta1`), the apiserver sending the first it supports.
-    pub admission_review_versions: &'static [&'static str],
-    /// `reinvocationPolicy`: `Never` or `IfNeeded`; mutating webhooks only.
-    pub reinvocation_policy: Option<&'static str>,
-    /// `timeoutSeconds`, 1 to 30; `None` leaves the apiserver's default of 10 seconds.
-    pub timeout_seconds: Option<i32>,
-    /// `clientConfig.service.name` of a `path` webhook: [`DEFAULT_SERVICE_NAME`] unless
-    /// the attribute sets `service_name`.
-    pub service_name: &'static str,
-    /// `clientConfig.service.namespace` of a `path` webhook: [`DEFAULT_SERVICE_NAMESPACE`]
-    /// unless the attribute sets `service_namespace`.
-    pub service_namespace: &'static str,
-    /// `clientConfig.service.port`; `None` leaves the apiserver's default of 443.
-    pub service_port: Option<i32>,
-}
+use kubebuilder_model::Text;
+pub use kubebuilder_model::webhook::{
+    Configuration, DEFAULT_MUTATING_CONFIGURATION, DEFAULT_SERVICE_NAME, DEFAULT_SERVICE_NAMESPACE,
+    DEFAULT_VALIDATING_CONFIGURATION, Webhook,
+};
 
 /// Implemented by the attribute for the type it sits on: the webhook that type serves.
 pub trait Declared {
@@ -75,62 +33,35 @@ pub trait Declared {
 /// compile error, so that code using the type reports nothing else.
 #[doc(hidden)]
 pub const INVALID: Webhook = Webhook {
-    name: "",
+    name: Cow::Borrowed(""),
     mutating: false,
     path: None,
     url: None,
-    failure_policy: "",
+    failure_policy: Cow::Borrowed(""),
     match_policy: None,
-    side_effects: "",
-    groups: &[],
-    resources: &[],
-    verbs: &[],
-    versions: &[],
-    admission_review_versions: &[],
+    side_effects: Cow::Borrowed(""),
+    groups: Cow::Borrowed(&[]),
+    resources: Cow::Borrowed(&[]),
+    verbs: Cow::Borrowed(&[]),
+    versions: Cow::Borrowed(&[]),
+    admission_review_versions: Cow::Borrowed(&[]),
     reinvocation_policy: None,
     timeout_seconds: None,
-    service_name: "",
-    service_namespace: "",
+    service_name: Cow::Borrowed(""),
+    service_namespace: Cow::Borrowed(""),
     service_port: None,
 };
 
-/// `#[kubebuilder::webhook_configuration(mutating = …, name = …)]`: the name of the
-/// Mutating- or ValidatingWebhookConfiguration object (controller-gen's
-/// `+kubebuilder:webhookconfiguration`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Configuration {
-    /// `true` names the MutatingWebhookConfiguration, `false` the
-    /// ValidatingWebhookConfiguration.
-    pub mutating: bool,
-    /// The configuration's `metadata.name`.
-    pub name: &'static str,
-}
-
-inventory::collect!(Webhook);
-inventory::collect!(Configuration);
-
-/// The MutatingWebhookConfiguration's name controller-gen uses when no
-/// `webhook_configuration` names one.
-pub const DEFAULT_MUTATING_CONFIGURATION: &str = "mutating-webhook-configuration";
-/// The ValidatingWebhookConfiguration's name controller-gen uses when no
-/// `webhook_configuration` names one.
-pub const DEFAULT_VALIDATING_CONFIGURATION: &str = "validating-webhook-configuration";
-
-/// The default `clientConfig.service.name`, which kustomize's name prefix rewrites.
-pub const DEFAULT_SERVICE_NAME: &str = "webhook-service";
-/// The default `clientConfig.service.namespace`, which kustomize's namespace rewrites.
-pub const DEFAULT_SERVICE_NAMESPACE: &str = "system";
-
 /// Every webhook registered by the crates linked into this binary.
 pub fn registered() -> Vec<Webhook> {
-    inventory::iter::<Webhook>.into_iter().copied().collect()
+    inventory::iter::<Webhook>.into_iter().cloned().collect()
 }
 
 /// Every configuration name registered by the crates linked into this binary.
 pub fn registered_configurations() -> Vec<Configuration> {
     inventory::iter::<Configuration>
         .into_iter()
-        .copied()
+        .cloned()
         .collect()
 }
 
@@ -150,7 +81,7 @@ pub struct DuplicateConfiguration {
     /// Whether the declarations name the mutating configuration (else the validating one).
     pub mutating: bool,
     /// The names declared, sorted.
-    pub names: Vec<&'static str>,
+    pub names: Vec<String>,
 }
 
 impl fmt::Display for DuplicateConfiguration {
@@ -178,7 +109,7 @@ pub fn manifests(
 ) -> Result<Manifests, DuplicateConfiguration> {
     let mut sorted = webhooks.to_vec();
     // controller-gen sorts by name only; the path breaks ties so duplicates stay deterministic.
-    sorted.sort_by_key(|webhook| (webhook.name, webhook.path, webhook.url));
+    sorted.sort_by(|a, b| (&a.name, &a.path, &a.url).cmp(&(&b.name, &b.path, &b.url)));
     let (mutating, validating): (Vec<_>, Vec<_>) = sorted.iter().partition(|w| w.mutating);
 
     let mutating_name = configuration_name(configurations, true)?;
@@ -221,17 +152,20 @@ impl Manifests {
 fn configuration_name(
     configurations: &[Configuration],
     mutating: bool,
-) -> Result<Option<&'static str>, DuplicateConfiguration> {
+) -> Result<Option<&str>, DuplicateConfiguration> {
     let mut names: Vec<_> = configurations
         .iter()
         .filter(|c| c.mutating == mutating)
-        .map(|c| c.name)
+        .map(|c| &*c.name)
         .collect();
     names.sort_unstable();
     match names.as_slice() {
         [] => Ok(None),
         [name] => Ok(Some(name)),
-        _ => Err(DuplicateConfiguration { mutating, names }),
+        _ => Err(DuplicateConfiguration {
+            mutating,
+            names: names.into_iter().map(str::to_owned).collect(),
+        }),
     }
 }
 
@@ -242,43 +176,43 @@ fn named(name: &str) -> ObjectMeta {
     }
 }
 
-fn strings(items: &[&str]) -> Vec<String> {
-    items.iter().map(|s| (*s).to_owned()).collect()
+fn strings(items: &[Text]) -> Vec<String> {
+    items.iter().map(|s| s.to_string()).collect()
 }
 
 fn client_config(webhook: &Webhook) -> WebhookClientConfig {
     WebhookClientConfig {
-        service: webhook.path.map(|path| ServiceReference {
-            name: webhook.service_name.to_owned(),
-            namespace: webhook.service_namespace.to_owned(),
-            path: Some(path.to_owned()),
+        service: webhook.path.as_ref().map(|path| ServiceReference {
+            name: webhook.service_name.to_string(),
+            namespace: webhook.service_namespace.to_string(),
+            path: Some(path.to_string()),
             port: webhook.service_port,
         }),
-        url: webhook.url.map(str::to_owned),
+        url: webhook.url.as_ref().map(Text::to_string),
         ca_bundle: None,
     }
 }
 
 fn rules(webhook: &Webhook) -> Vec<RuleWithOperations> {
     vec![RuleWithOperations {
-        api_groups: Some(strings(webhook.groups)),
-        api_versions: Some(strings(webhook.versions)),
-        operations: Some(strings(webhook.verbs)),
-        resources: Some(strings(webhook.resources)),
+        api_groups: Some(strings(&webhook.groups)),
+        api_versions: Some(strings(&webhook.versions)),
+        operations: Some(strings(&webhook.verbs)),
+        resources: Some(strings(&webhook.resources)),
         scope: None,
     }]
 }
 
 fn to_mutating(webhook: &Webhook) -> MutatingWebhook {
     MutatingWebhook {
-        admission_review_versions: strings(webhook.admission_review_versions),
+        admission_review_versions: strings(&webhook.admission_review_versions),
         client_config: client_config(webhook),
-        failure_policy: Some(webhook.failure_policy.to_owned()),
-        match_policy: webhook.match_policy.map(str::to_owned),
-        name: webhook.name.to_owned(),
-        reinvocation_policy: webhook.reinvocation_policy.map(str::to_owned),
+        failure_policy: Some(webhook.failure_policy.to_string()),
+        match_policy: webhook.match_policy.as_ref().map(Text::to_string),
+        name: webhook.name.to_string(),
+        reinvocation_policy: webhook.reinvocation_policy.as_ref().map(Text::to_string),
         rules: Some(rules(webhook)),
-        side_effects: webhook.side_effects.to_owned(),
+        side_effects: webhook.side_effects.to_string(),
         timeout_seconds: webhook.timeout_seconds,
         ..Default::default()
     }
@@ -286,13 +220,13 @@ fn to_mutating(webhook: &Webhook) -> MutatingWebhook {
 
 fn to_validating(webhook: &Webhook) -> ValidatingWebhook {
     ValidatingWebhook {
-        admission_review_versions: strings(webhook.admission_review_versions),
+        admission_review_versions: strings(&webhook.admission_review_versions),
         client_config: client_config(webhook),
-        failure_policy: Some(webhook.failure_policy.to_owned()),
-        match_policy: webhook.match_policy.map(str::to_owned),
-        name: webhook.name.to_owned(),
+        failure_policy: Some(webhook.failure_policy.to_string()),
+        match_policy: webhook.match_policy.as_ref().map(Text::to_string),
+        name: webhook.name.to_string(),
         rules: Some(rules(webhook)),
-        side_effects: webhook.side_effects.to_owned(),
+        side_effects: webhook.side_effects.to_string(),
         timeout_seconds: webhook.timeout_seconds,
         ..Default::default()
     }
@@ -303,29 +237,33 @@ mod tests {
     use super::*;
 
     const DEFAULTER: Webhook = Webhook {
-        name: "mcronjob-v1.kb.io",
+        name: Cow::Borrowed("mcronjob-v1.kb.io"),
         mutating: true,
-        path: Some("/mutate-batch-tutorial-kubebuilder-io-v1-cronjob"),
+        path: Some(Cow::Borrowed(
+            "/mutate-batch-tutorial-kubebuilder-io-v1-cronjob",
+        )),
         url: None,
-        failure_policy: "Fail",
+        failure_policy: Cow::Borrowed("Fail"),
         match_policy: None,
-        side_effects: "None",
-        groups: &["batch.tutorial.kubebuilder.io"],
-        resources: &["cronjobs"],
-        verbs: &["CREATE", "UPDATE"],
-        versions: &["v1"],
-        admission_review_versions: &["v1"],
+        side_effects: Cow::Borrowed("None"),
+        groups: Cow::Borrowed(&[Cow::Borrowed("batch.tutorial.kubebuilder.io")]),
+        resources: Cow::Borrowed(&[Cow::Borrowed("cronjobs")]),
+        verbs: Cow::Borrowed(&[Cow::Borrowed("CREATE"), Cow::Borrowed("UPDATE")]),
+        versions: Cow::Borrowed(&[Cow::Borrowed("v1")]),
+        admission_review_versions: Cow::Borrowed(&[Cow::Borrowed("v1")]),
         reinvocation_policy: None,
         timeout_seconds: None,
-        service_name: DEFAULT_SERVICE_NAME,
-        service_namespace: DEFAULT_SERVICE_NAMESPACE,
+        service_name: Cow::Borrowed(DEFAULT_SERVICE_NAME),
+        service_namespace: Cow::Borrowed(DEFAULT_SERVICE_NAMESPACE),
         service_port: None,
     };
 
     const VALIDATOR: Webhook = Webhook {
-        name: "vcronjob-v1.kb.io",
+        name: Cow::Borrowed("vcronjob-v1.kb.io"),
         mutating: false,
-        path: Some("/validate-batch-tutorial-kubebuilder-io-v1-cronjob"),
+        path: Some(Cow::Borrowed(
+            "/validate-batch-tutorial-kubebuilder-io-v1-cronjob",
+        )),
         ..DEFAULTER
     };
 
@@ -393,14 +331,14 @@ webhooks:
     #[test]
     fn webhooks_are_sorted_by_name_and_duplicates_kept() {
         let b = Webhook {
-            name: "b.example.com",
+            name: Cow::Borrowed("b.example.com"),
             ..DEFAULTER
         };
         let a = Webhook {
-            name: "a.example.com",
+            name: Cow::Borrowed("a.example.com"),
             ..DEFAULTER
         };
-        let got = manifests(&[b, a, b], &[]).unwrap();
+        let got = manifests(&[b.clone(), a, b], &[]).unwrap();
         let names: Vec<_> = got.mutating.unwrap().webhooks.unwrap();
         let names: Vec<_> = names.iter().map(|w| w.name.as_str()).collect();
         assert_eq!(names, ["a.example.com", "b.example.com", "b.example.com"]);
@@ -411,9 +349,9 @@ webhooks:
     fn url_service_port_and_optional_fields_render() {
         let webhook = Webhook {
             path: None,
-            url: Some("https://hooks.example.com/mutate"),
-            match_policy: Some("Equivalent"),
-            reinvocation_policy: Some("IfNeeded"),
+            url: Some(Cow::Borrowed("https://hooks.example.com/mutate")),
+            match_policy: Some(Cow::Borrowed("Equivalent")),
+            reinvocation_policy: Some(Cow::Borrowed("IfNeeded")),
             timeout_seconds: Some(5),
             ..DEFAULTER
         };
@@ -433,8 +371,8 @@ webhooks:
         assert_eq!(hook.timeout_seconds, Some(5));
 
         let ported = Webhook {
-            service_name: "svc",
-            service_namespace: "ns",
+            service_name: Cow::Borrowed("svc"),
+            service_namespace: Cow::Borrowed("ns"),
             service_port: Some(8443),
             ..VALIDATOR
         };
@@ -457,11 +395,11 @@ webhooks:
         let names = [
             Configuration {
                 mutating: true,
-                name: "my-mutating",
+                name: Cow::Borrowed("my-mutating"),
             },
             Configuration {
                 mutating: false,
-                name: "my-validating",
+                name: Cow::Borrowed("my-validating"),
             },
         ];
         let got = manifests(&[DEFAULTER, VALIDATOR], &names).unwrap();
@@ -480,11 +418,11 @@ webhooks:
         let names = [
             Configuration {
                 mutating: true,
-                name: "b",
+                name: Cow::Borrowed("b"),
             },
             Configuration {
                 mutating: true,
-                name: "a",
+                name: Cow::Borrowed("a"),
             },
         ];
         let error = manifests(&[DEFAULTER], &names).unwrap_err();

@@ -63,6 +63,7 @@ pub const FRAMEWORK_CRATES: &[&str] = &[
     "kubebuilder-envtest",
     "kubebuilder-macros",
     "kubebuilder-markers",
+    "kubebuilder-model",
     "kubebuilder-plural",
     "kubebuilder-runtime",
 ];

@@ -86,6 +86,7 @@ async fn measure(plane: &ControlPlane, requests: usize) -> Result<Vec<Measuremen
     for webhook in &declared {
         let path = webhook
             .path
+            .as_deref()
             .context("CronJob webhooks are served at a path")?;
         check_answer(&server, webhook, path, &review).await?;
         for concurrency in CONCURRENCIES {
@@ -99,7 +100,7 @@ async fn measure(plane: &ControlPlane, requests: usize) -> Result<Vec<Measuremen
                 report.requests
             );
             measurements.push(Measurement {
-                webhook: webhook.name.to_owned(),
+                webhook: webhook.name.to_string(),
                 report,
             });
         }

@@ -98,7 +98,7 @@ impl LoopbackRegistration {
     }
 
     fn entry(&self, webhook: &Webhook, port: u16, ca_pem: &str) -> Value {
-        let path = webhook.path.unwrap_or("/");
+        let path = webhook.path.as_deref().unwrap_or("/");
         let mut entry = json!({
             "name": webhook.name,
             "admissionReviewVersions": webhook.admission_review_versions,
@@ -116,13 +116,17 @@ impl LoopbackRegistration {
             }],
         });
         let optional = [
-            ("matchPolicy", webhook.match_policy.map(Value::from)),
+            (
+                "matchPolicy",
+                webhook.match_policy.as_deref().map(Value::from),
+            ),
             ("timeoutSeconds", webhook.timeout_seconds.map(Value::from)),
             // Only mutating webhooks take a reinvocation policy.
             (
                 "reinvocationPolicy",
                 webhook
                     .reinvocation_policy
+                    .as_deref()
                     .filter(|_| webhook.mutating)
                     .map(Value::from),
             ),

@@ -22,6 +22,7 @@ mod field;
 mod install;
 mod patch;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::marker::PhantomData;
@@ -234,23 +235,28 @@ impl std::fmt::Debug for Webhooks {
 
 /// The path a `#[kubebuilder::webhook]` declaration serves, checked at compile time:
 /// `mutating` must match the registration, and the declaration must name a path.
-const fn declared_path(webhook: &Webhook, mutating: bool) -> &'static str {
+const fn declared_path(webhook: Webhook, mutating: bool) -> &'static str {
     if webhook.mutating != mutating {
         if mutating {
             panic!(
-                "this type's #[kubebuilder::webhook] is not mutating: register it with `.validator()`, not `.defaulter()`"
+                "this type's #[kubebuilder::webhook] is not mutating: register it with `.defaulter()`, not `.validator()`"
             );
         }
         panic!(
             "this type's #[kubebuilder::webhook] is mutating: register it with `.defaulter()`, not `.validator()`"
         );
     }
-    match webhook.path {
-        Some(path) => path,
+    let path = match &webhook.path {
+        Some(Cow::Borrowed(path)) => *path,
+        // The attribute writes its strings as literals.
+        Some(Cow::Owned(_)) => panic!("a declared path is a literal"),
         None => panic!(
             "this type's #[kubebuilder::webhook] names a url, not a path: register it with `.defaulter_at()` or `.validator_at()`"
         ),
-    }
+    };
+    // A constant's strings are borrowed: there is nothing to drop, and a constant cannot.
+    std::mem::forget(webhook);
+    path
 }
 
 impl Webhooks {
@@ -270,7 +276,7 @@ impl Webhooks {
         K: WebhookKind,
         D: Defaulter<K> + Declared,
     {
-        let path = const { declared_path(&D::WEBHOOK, true) };
+        let path = const { declared_path(D::WEBHOOK, true) };
         self.declare(D::WEBHOOK).defaulter_at(path, defaulter)
     }
 
@@ -304,7 +310,7 @@ impl Webhooks {
         K: WebhookKind,
         V: Validator<K> + Declared,
     {
-        let path = const { declared_path(&V::WEBHOOK, false) };
+        let path = const { declared_path(V::WEBHOOK, false) };
         self.declare(V::WEBHOOK).validator_at(path, validator)
     }
 
@@ -942,25 +948,28 @@ mod tests {
 
     const fn declared(mutating: bool, path: Option<&'static str>) -> Webhook {
         Webhook {
-            name: "mconfigmap.example.io",
+            name: Cow::Borrowed("mconfigmap.example.io"),
             mutating,
-            path,
+            path: match path {
+                Some(path) => Some(Cow::Borrowed(path)),
+                None => None,
+            },
             url: match path {
                 Some(_) => None,
-                None => Some("https://webhooks.example.io/configmaps"),
+                None => Some(Cow::Borrowed("https://webhooks.example.io/configmaps")),
             },
-            failure_policy: "Fail",
+            failure_policy: Cow::Borrowed("Fail"),
             match_policy: None,
-            side_effects: "None",
-            groups: &[""],
-            resources: &["configmaps"],
-            verbs: &["CREATE"],
-            versions: &["v1"],
-            admission_review_versions: &["v1"],
+            side_effects: Cow::Borrowed("None"),
+            groups: Cow::Borrowed(&[Cow::Borrowed("")]),
+            resources: Cow::Borrowed(&[Cow::Borrowed("configmaps")]),
+            verbs: Cow::Borrowed(&[Cow::Borrowed("CREATE")]),
+            versions: Cow::Borrowed(&[Cow::Borrowed("v1")]),
+            admission_review_versions: Cow::Borrowed(&[Cow::Borrowed("v1")]),
             reinvocation_policy: None,
             timeout_seconds: None,
-            service_name: "webhook-service",
-            service_namespace: "system",
+            service_name: Cow::Borrowed("webhook-service"),
+            service_namespace: Cow::Borrowed("system"),
             service_port: None,
         }
     }

@@ -6,5 +6,5 @@ pub enum Reconciler {}
 fn main() {
     let rules = kubebuilder::rbac::registered();
     assert_eq!(rules.len(), 1);
-    assert_eq!(rules[0].resource_names, ["my-config", "other"]);
+    assert_eq!(*rules[0].resource_names, ["my-config", "other"]);
 }

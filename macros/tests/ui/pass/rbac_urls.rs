@@ -8,9 +8,9 @@ pub struct Reconciler {
 
 fn main() {
     let mut rules = kubebuilder::rbac::registered();
-    rules.sort_by_key(|rule| rule.urls);
-    assert_eq!(rules[0].urls, ["/api/*"]);
-    assert_eq!(rules[1].urls, ["/metrics", "/healthz"]);
+    rules.sort_by_key(|rule| rule.urls.clone());
+    assert_eq!(*rules[0].urls, ["/api/*"]);
+    assert_eq!(*rules[1].urls, ["/metrics", "/healthz"]);
     assert!(rules.iter().all(|rule| rule.groups.is_empty() && rule.resources.is_empty()));
     let _ = Reconciler { name: String::new() }.name;
 }

@@ -13,12 +13,12 @@ mod webhooks {}
 
 fn main() {
     let mut configurations = registered_configurations();
-    configurations.sort_by_key(|c| c.name);
+    configurations.sort_by_key(|c| c.name.clone());
     assert_eq!(
         configurations,
         [
-            Configuration { mutating: true, name: "cronjob-mutating" },
-            Configuration { mutating: false, name: "cronjob-validating" },
+            Configuration { mutating: true, name: "cronjob-mutating".into() },
+            Configuration { mutating: false, name: "cronjob-validating".into() },
         ]
     );
     let rendered = manifests(&registered(), &configurations).unwrap();

@@ -24,14 +24,14 @@ pub struct IngressDefaulter;
 pub struct PodValidator;
 
 fn main() {
-    assert_eq!(Defaulter::WEBHOOK.path, Some("/mutate-batch-tutorial-kubebuilder-io-v1-cronjob"));
-    assert_eq!(Validator::WEBHOOK.path, Some("/validate-batch-tutorial-kubebuilder-io-v1-cronjob"));
-    assert_eq!(IngressDefaulter::WEBHOOK.path, Some("/mutate-networking-k8s-io-v1-ingress"));
+    assert_eq!(Defaulter::WEBHOOK.path.as_deref(), Some("/mutate-batch-tutorial-kubebuilder-io-v1-cronjob"));
+    assert_eq!(Validator::WEBHOOK.path.as_deref(), Some("/validate-batch-tutorial-kubebuilder-io-v1-cronjob"));
+    assert_eq!(IngressDefaulter::WEBHOOK.path.as_deref(), Some("/mutate-networking-k8s-io-v1-ingress"));
     // The core group is "", as in kubebuilder's path for core kinds.
-    assert_eq!(PodValidator::WEBHOOK.path, Some("/validate--v1-pod"));
-    assert_eq!(PodValidator::WEBHOOK.groups, [""]);
+    assert_eq!(PodValidator::WEBHOOK.path.as_deref(), Some("/validate--v1-pod"));
+    assert_eq!(*PodValidator::WEBHOOK.groups, [""]);
     assert_eq!(Defaulter::WEBHOOK.failure_policy, "Fail");
-    assert_eq!(Defaulter::WEBHOOK.verbs, ["CREATE", "UPDATE"]);
+    assert_eq!(*Defaulter::WEBHOOK.verbs, ["CREATE", "UPDATE"]);
     assert_eq!(Defaulter::WEBHOOK.service_name, "webhook-service");
     assert_eq!(Defaulter::WEBHOOK.service_namespace, "system");
     assert_eq!(registered().len(), 4);

@@ -1,5 +1,7 @@
 //! Every optional argument, with the case-insensitive values normalised to the API spelling.
 
+use std::borrow::Cow;
+
 use kubebuilder::webhook::{Declared, Webhook};
 
 #[kubebuilder::webhook(path = "/mutate-things", mutating = true, failure_policy = "ignore",
@@ -21,27 +23,27 @@ fn main() {
     assert_eq!(
         ThingDefaulter::WEBHOOK,
         Webhook {
-            name: "mthing.example.com",
+            name: Cow::Borrowed("mthing.example.com"),
             mutating: true,
-            path: Some("/mutate-things"),
+            path: Some(Cow::Borrowed("/mutate-things")),
             url: None,
-            failure_policy: "Ignore",
-            match_policy: Some("Equivalent"),
-            side_effects: "NoneOnDryRun",
-            groups: &["example.com", ""],
-            resources: &["things", "things/status"],
-            verbs: &["CREATE", "UPDATE", "DELETE", "CONNECT", "*"],
-            versions: &["v1", "v2"],
-            admission_review_versions: &["v1", "v1beta1"],
-            reinvocation_policy: Some("IfNeeded"),
+            failure_policy: Cow::Borrowed("Ignore"),
+            match_policy: Some(Cow::Borrowed("Equivalent")),
+            side_effects: Cow::Borrowed("NoneOnDryRun"),
+            groups: Cow::Borrowed(&[Cow::Borrowed("example.com"), Cow::Borrowed("")]),
+            resources: Cow::Borrowed(&[Cow::Borrowed("things"), Cow::Borrowed("things/status")]),
+            verbs: Cow::Borrowed(&[Cow::Borrowed("CREATE"), Cow::Borrowed("UPDATE"), Cow::Borrowed("DELETE"), Cow::Borrowed("CONNECT"), Cow::Borrowed("*")]),
+            versions: Cow::Borrowed(&[Cow::Borrowed("v1"), Cow::Borrowed("v2")]),
+            admission_review_versions: Cow::Borrowed(&[Cow::Borrowed("v1"), Cow::Borrowed("v1beta1")]),
+            reinvocation_policy: Some(Cow::Borrowed("IfNeeded")),
             timeout_seconds: Some(30),
-            service_name: "hooks",
-            service_namespace: "hook-system",
+            service_name: Cow::Borrowed("hooks"),
+            service_namespace: Cow::Borrowed("hook-system"),
             service_port: Some(8443),
         }
     );
     // `kind` names the kind in the default path where the resource is not its plural.
-    assert_eq!(PersonValidator::WEBHOOK.path, Some("/validate-example-com-v1alpha1-person"));
-    assert_eq!(PersonValidator::WEBHOOK.match_policy, Some("Exact"));
+    assert_eq!(PersonValidator::WEBHOOK.path.as_deref(), Some("/validate-example-com-v1alpha1-person"));
+    assert_eq!(PersonValidator::WEBHOOK.match_policy.as_deref(), Some("Exact"));
     assert_eq!(PersonValidator::WEBHOOK.timeout_seconds, Some(1));
 }

@@ -9,7 +9,7 @@ use kubebuilder::webhook::Declared;
 pub struct DeploymentValidator;
 
 fn main() {
-    assert_eq!(DeploymentValidator::WEBHOOK.url, Some("https://hooks.example.com/validate"));
+    assert_eq!(DeploymentValidator::WEBHOOK.url.as_deref(), Some("https://hooks.example.com/validate"));
     assert_eq!(DeploymentValidator::WEBHOOK.path, None);
     let manifests = kubebuilder::webhook::manifests(&kubebuilder::webhook::registered(), &[]).unwrap();
     let hook = &manifests.validating.unwrap().webhooks.unwrap()[0];

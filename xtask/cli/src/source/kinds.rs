@@ -49,9 +49,9 @@ pub struct Found<'s> {
     sources: &'s Sources,
     api_types: BTreeMap<(ModuleId, String), ApiType>,
     kinds: Vec<FoundKind>,
-    rules: Vec<kubebuilder_attributes::rbac::Rule>,
-    webhooks: Vec<kubebuilder_attributes::webhook::Webhook>,
-    configurations: Vec<kubebuilder_attributes::webhook::Configuration>,
+    rules: Vec<rbac::Rule>,
+    webhooks: Vec<webhook::Webhook>,
+    configurations: Vec<webhook::Configuration>,
 }
 
 impl<'s> Found<'s> {
@@ -186,20 +186,10 @@ impl<'s> Found<'s> {
             let errors: Vec<String> = errors.iter().map(ToString::to_string).collect();
             DeferToBuild(errors.join("; "))
         })?;
-        let rules: Vec<rbac::Rule> = self.rules.iter().map(rule).collect();
-        let webhooks: Vec<webhook::Webhook> = self.webhooks.iter().map(webhook).collect();
-        let configurations: Vec<webhook::Configuration> = self
-            .configurations
-            .iter()
-            .map(|c| webhook::Configuration {
-                mutating: c.mutating,
-                name: leak(&c.name),
-            })
-            .collect();
         Ok(Declarations {
             crds,
-            roles: rbac::roles(&rules, rbac::DEFAULT_ROLE_NAME),
-            webhooks: webhook::manifests(&webhooks, &configurations)
+            roles: rbac::roles(&self.rules, rbac::DEFAULT_ROLE_NAME),
+            webhooks: webhook::manifests(&self.webhooks, &self.configurations)
                 .map_err(|error| DeferToBuild(error.to_string()))?,
         })
     }
@@ -492,46 +482,6 @@ impl Versions<'_, '_> {
             properties.push(("status", leak_shape(status)));
         }
         crd::root_shape(kind, leak_slice(properties))
-    }
-}
-
-fn rule(rule: &kubebuilder_attributes::rbac::Rule) -> rbac::Rule {
-    rbac::Rule {
-        groups: strings(&rule.groups),
-        resources: strings(&rule.resources),
-        resource_names: strings(&rule.resource_names),
-        urls: strings(&rule.urls),
-        verbs: strings(&rule.verbs),
-        namespace: rule.namespace.as_deref().map(leak),
-        role_name: rule.role_name.as_deref().map(leak),
-    }
-}
-
-fn webhook(webhook: &kubebuilder_attributes::webhook::Webhook) -> webhook::Webhook {
-    webhook::Webhook {
-        name: leak(&webhook.name),
-        mutating: webhook.mutating,
-        path: webhook.path.as_deref().map(leak),
-        url: webhook.url.as_deref().map(leak),
-        failure_policy: webhook.failure_policy,
-        match_policy: webhook.match_policy,
-        side_effects: webhook.side_effects,
-        groups: strings(&webhook.groups),
-        resources: strings(&webhook.resources),
-        verbs: strings(&webhook.verbs),
-        versions: strings(&webhook.versions),
-        admission_review_versions: strings(&webhook.admission_review_versions),
-        reinvocation_policy: webhook.reinvocation_policy,
-        timeout_seconds: webhook.timeout_seconds,
-        service_name: webhook
-            .service_name
-            .as_deref()
-            .map_or(webhook::DEFAULT_SERVICE_NAME, leak),
-        service_namespace: webhook
-            .service_namespace
-            .as_deref()
-            .map_or(webhook::DEFAULT_SERVICE_NAMESPACE, leak),
-        service_port: webhook.service_port,
     }
 }
 

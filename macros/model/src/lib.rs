@@ -1,0 +1,34 @@
+//! What the attributes of kubebuilder for Rust declare, as values, defined once.
+//!
+//! The attribute macros validate an attribute into one of these values and emit it as a
+//! constant; the source reader of `cargo xtask manifests` builds the same value from the
+//! parsed source; the `kubebuilder` crate re-exports the types and renders them. Strings are
+//! [`Text`]: borrowed in the constants the macros emit, owned where the reader builds them.
+
+#![warn(missing_docs)]
+
+use std::borrow::Cow;
+
+pub mod rbac;
+pub mod webhook;
+
+/// A string of the model: `&'static str` in generated constants, `String` when read.
+pub type Text = Cow<'static, str>;
+
+/// A list of strings of the model.
+pub type Texts = Cow<'static, [Text]>;
+
+/// Owned [`Texts`] from strings.
+pub fn texts<S: Into<String>>(values: impl IntoIterator<Item = S>) -> Texts {
+    Cow::Owned(
+        values
+            .into_iter()
+            .map(|value| Cow::Owned(value.into()))
+            .collect(),
+    )
+}
+
+/// The strings of [`Texts`], borrowed.
+pub fn strs(texts: &[Text]) -> impl Iterator<Item = &str> {
+    texts.iter().map(|text| &**text)
+}
