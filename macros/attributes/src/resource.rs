@@ -6,6 +6,9 @@
 
 mod generate;
 
+use std::borrow::Cow;
+
+use kubebuilder_model::{self as model, Text, crd};
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::spanned::Spanned;
@@ -653,6 +656,56 @@ impl Resource {
             },
             plural,
             kind,
+        }
+    }
+
+    /// The version this attribute declares, without its schema, and without its hub's
+    /// version name, which the hub's own declaration holds.
+    pub fn declared(&self, names: &KindNames) -> crd::Version<()> {
+        let text = |literal: &LitStr| Text::from(literal.value());
+        let owned = |value: &String| Text::from(value.clone());
+        let pairs = |list: &[(String, String)]| -> Cow<'static, [(Text, Text)]> {
+            list.iter().map(|(k, v)| (owned(k), owned(v))).collect()
+        };
+        crd::Version {
+            group: owned(&names.group),
+            kind: owned(&names.kind),
+            name: owned(&names.version),
+            plural: owned(&names.plural),
+            singular: owned(&names.singular),
+            short_names: model::texts(names.short_names.iter().cloned()),
+            categories: model::texts(names.categories.iter().cloned()),
+            scope: owned(&names.scope),
+            storage: self.storage,
+            served: !self.unserved,
+            deprecated: self
+                .deprecated
+                .as_ref()
+                .map(|warning| warning.as_ref().map(text)),
+            skip: self.skip,
+            annotations: pairs(&self.annotations),
+            labels: pairs(&self.labels),
+            status_subresource: self.status_subresource,
+            scale: self.scale.as_ref().map(|scale| crd::Scale {
+                spec_path: text(&scale.spec_path),
+                status_path: text(&scale.status_path),
+                selector_path: scale.selector_path.as_ref().map(text),
+            }),
+            printer_columns: self
+                .printer_columns
+                .iter()
+                .map(|column| crd::PrinterColumn {
+                    name: text(&column.name),
+                    type_: text(&column.type_),
+                    json_path: text(&column.json_path),
+                    description: column.description.as_ref().map(text),
+                    format: column.format.as_ref().map(text),
+                    priority: column.priority,
+                })
+                .collect(),
+            selectable_fields: self.selectable_fields.iter().map(text).collect(),
+            hub: None,
+            schema: (),
         }
     }
 

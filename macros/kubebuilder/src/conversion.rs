@@ -67,7 +67,7 @@ impl fmt::Display for ConversionError {
 impl std::error::Error for ConversionError {}
 
 /// A spoke's conversion, as JSON objects, registered at link time by `hub =`.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct SpokeVersion {
     /// The version that converts.
     pub spoke: Version,
@@ -171,7 +171,7 @@ pub fn convert(object: Value, api_version: &str) -> Result<Value, ConversionErro
     let of_kind: Vec<&SpokeVersion> = spokes()
         .filter(|spoke| spoke.spoke.group == group && spoke.spoke.kind == kind)
         .collect();
-    let Some(hub) = of_kind.first().map(|spoke| spoke.hub) else {
+    let Some(hub) = of_kind.first().map(|spoke| &spoke.hub) else {
         return Err(ConversionError::new(
             "kind",
             format!("no conversion is registered for {kind}.{group}"),

@@ -21,6 +21,17 @@ pub fn json_schema<T: crate::schema::Schema>() -> schemars::Schema {
     schemars::Schema::try_from(value).expect("a JSONSchemaProps serializes as a JSON object")
 }
 
+/// The name of a declared version, as a constant: `hub = path::Kind` names the hub's.
+pub const fn version_name(version: crate::crd::Version) -> &'static str {
+    let name = match &version.name {
+        std::borrow::Cow::Borrowed(name) => *name,
+        std::borrow::Cow::Owned(_) => panic!("a declared version's name is a literal"),
+    };
+    // A constant cannot drop it; its strings are borrowed.
+    std::mem::forget(version);
+    name
+}
+
 /// `skip_serializing_if` of optional non-`Option` fields: Go's `omitempty` omits zero values.
 pub fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()

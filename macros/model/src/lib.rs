@@ -9,6 +9,7 @@
 
 use std::borrow::Cow;
 
+pub mod crd;
 pub mod rbac;
 pub mod webhook;
 
@@ -31,4 +32,13 @@ pub fn texts<S: Into<String>>(values: impl IntoIterator<Item = S>) -> Texts {
 /// The strings of [`Texts`], borrowed.
 pub fn strs(texts: &[Text]) -> impl Iterator<Item = &str> {
     texts.iter().map(|text| &**text)
+}
+
+/// The string of a [`Text`], in constant evaluation too (the generated checks read
+/// declarations at compile time).
+pub const fn as_str(text: &Text) -> &str {
+    match text {
+        Cow::Borrowed(text) => text,
+        Cow::Owned(text) => text.as_str(),
+    }
 }

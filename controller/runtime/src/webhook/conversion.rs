@@ -36,13 +36,17 @@ enum Failure {
 impl Conversions {
     pub(super) fn with(mut self, hub: Version) -> Self {
         self.hubs
-            .insert((hub.group.to_owned(), hub.kind.to_owned()), hub);
+            .insert((hub.group.to_string(), hub.kind.to_string()), hub);
         self
     }
 
     pub(super) fn merge(mut self, other: &Conversions) -> Self {
-        self.hubs
-            .extend(other.hubs.iter().map(|(key, hub)| (key.clone(), *hub)));
+        self.hubs.extend(
+            other
+                .hubs
+                .iter()
+                .map(|(key, hub)| (key.clone(), hub.clone())),
+        );
         self
     }
 

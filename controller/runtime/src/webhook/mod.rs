@@ -393,7 +393,7 @@ impl Webhooks {
     /// The storage versions of the kinds converted at `/convert`.
     pub(crate) fn converted_hubs(&self) -> Vec<kubebuilder::crd::Version> {
         match self.routes.get(kubebuilder::conversion::CONVERT_PATH) {
-            Some(Endpoint::Conversion(conversions)) => conversions.hubs().copied().collect(),
+            Some(Endpoint::Conversion(conversions)) => conversions.hubs().cloned().collect(),
             _ => Vec::new(),
         }
     }

@@ -6,8 +6,10 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::{Ident, LitStr};
 
-use super::{KindNames, PrinterColumn, Resource, Scale, SpecKind};
-use crate::tokens::optional;
+use kubebuilder_model::{Text, crd};
+
+use super::{KindNames, Resource, Scale, SpecKind};
+use crate::tokens::{optional, optional_text, text, texts};
 
 /// What the root object is generated from.
 pub struct Root<'a> {
@@ -304,45 +306,15 @@ impl Root<'_> {
     fn custom_resource(&self, names: &KindNames) -> TokenStream {
         let Root { kind, spec, .. } = *self;
         let resource = self.resource;
-        let KindNames {
-            group,
-            version,
-            kind: kind_name,
-            plural,
-            singular,
-            short_names,
-            categories,
-            scope,
-            doc,
-        } = names;
         let schema = quote!(::kubebuilder::schema::Schema);
-        let columns = resource.printer_columns.iter().map(PrinterColumn::tokens);
-        let scale = optional(resource.scale.as_ref().map(Scale::tokens));
-        let deprecated = optional(
-            resource
-                .deprecated
-                .as_ref()
-                .map(|warning| optional(warning.as_ref())),
-        );
-        let pairs = |list: &[(String, String)]| {
-            let entries = list.iter().map(|(k, v)| quote!((#k, #v)));
-            quote!(&[#(#entries),*])
-        };
-        let annotations = pairs(&resource.annotations);
-        let labels = pairs(&resource.labels);
-        let selectable = &resource.selectable_fields;
-        let (storage, served, skip, status_subresource) = (
-            resource.storage,
-            !resource.unserved,
-            resource.skip,
-            resource.status_subresource,
-        );
         let status_schema = optional(resource.status.as_ref().map(|status| {
             quote!(::kubebuilder::schema::field(<#status as #schema>::node(), "", &[], &[]))
         }));
         let hub = optional(resource.hub.as_ref().map(|hub| {
             let path = &hub.value;
-            quote!(<#path as ::kubebuilder::crd::CustomResource>::VERSION.name)
+            quote!(::std::borrow::Cow::Borrowed(::kubebuilder::__private::version_name(
+                <#path as ::kubebuilder::crd::CustomResource>::VERSION
+            )))
         }));
         let (root_markers, _) = resource.root_markers.render();
         let spec_node =
@@ -354,41 +326,25 @@ impl Root<'_> {
                 quote!(::kubebuilder::crd::Spec::TopLevel(<#spec as #schema>::schema()))
             }
         };
+        let doc = &names.doc;
+        let root_schema = quote! {
+            ::kubebuilder::crd::RootSchema::Function({
+                fn schema() -> ::kubebuilder::__private::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps {
+                    const MARKERS: &[::kubebuilder::schema::Marker] = #root_markers;
+                    ::kubebuilder::crd::root_schema(
+                        #doc,
+                        #spec_schema,
+                        #status_schema,
+                        MARKERS,
+                    )
+                }
+                schema
+            })
+        };
+        let version = version_tokens(&resource.declared(names), hub, root_schema);
         quote! {
             impl ::kubebuilder::crd::CustomResource for #kind {
-                const VERSION: ::kubebuilder::crd::Version = ::kubebuilder::crd::Version {
-                    group: #group,
-                    kind: #kind_name,
-                    name: #version,
-                    plural: #plural,
-                    singular: #singular,
-                    short_names: &[#(#short_names),*],
-                    categories: &[#(#categories),*],
-                    scope: #scope,
-                    storage: #storage,
-                    served: #served,
-                    deprecated: #deprecated,
-                    skip: #skip,
-                    annotations: #annotations,
-                    labels: #labels,
-                    status_subresource: #status_subresource,
-                    scale: #scale,
-                    printer_columns: &[#(#columns),*],
-                    selectable_fields: &[#(#selectable),*],
-                    hub: #hub,
-                    schema: &{
-                        fn schema() -> ::kubebuilder::__private::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps {
-                            const MARKERS: &[::kubebuilder::schema::Marker] = #root_markers;
-                            ::kubebuilder::crd::root_schema(
-                                #doc,
-                                #spec_schema,
-                                #status_schema,
-                                MARKERS,
-                            )
-                        }
-                        schema
-                    },
-                };
+                const VERSION: ::kubebuilder::crd::Version = #version;
             }
         }
     }
@@ -419,7 +375,7 @@ impl Root<'_> {
             let (path, group, kind) = (&hub.value, &names.group, &names.kind);
             checks.extend(quote_spanned! {hub.span=>
                 const _: () = if let ::core::option::Option::Some(error) = ::kubebuilder::crd::check_hub(
-                    &<#path as ::kubebuilder::crd::CustomResource>::VERSION, #group, #kind,
+                    <#path as ::kubebuilder::crd::CustomResource>::VERSION, #group, #kind,
                 ) {
                     ::core::panic!("{}", error.as_str())
                 };
@@ -471,38 +427,7 @@ impl Root<'_> {
     }
 }
 
-impl PrinterColumn {
-    fn tokens(&self) -> TokenStream {
-        let PrinterColumn {
-            name,
-            type_,
-            json_path,
-            description,
-            format,
-            priority,
-        } = self;
-        let description = optional(description.as_ref());
-        let format = optional(format.as_ref());
-        quote!(::kubebuilder::crd::PrinterColumn {
-            name: #name, type_: #type_, json_path: #json_path,
-            description: #description, format: #format, priority: #priority,
-        })
-    }
-}
-
 impl Scale {
-    fn tokens(&self) -> TokenStream {
-        let Scale {
-            spec_path,
-            status_path,
-            selector_path,
-        } = self;
-        let selector_path = optional(selector_path.as_ref());
-        quote!(::kubebuilder::crd::Scale {
-            spec_path: #spec_path, status_path: #status_path, selector_path: #selector_path,
-        })
-    }
-
     /// The paths to check, with the argument each was written as.
     fn paths(&self) -> impl Iterator<Item = (&'static str, &LitStr)> {
         [
@@ -513,6 +438,94 @@ impl Scale {
         .into_iter()
         .flatten()
     }
+}
+
+/// A declared version as a constant of the generated code, with its hub and schema.
+fn version_tokens(
+    version: &crd::Version<()>,
+    hub: TokenStream,
+    schema: TokenStream,
+) -> TokenStream {
+    let crd::Version {
+        group,
+        kind,
+        name,
+        plural,
+        singular,
+        short_names,
+        categories,
+        scope,
+        storage,
+        served,
+        deprecated,
+        skip,
+        annotations,
+        labels,
+        status_subresource,
+        scale,
+        printer_columns,
+        selectable_fields,
+        hub: _,
+        schema: (),
+    } = version;
+    let [group, kind, name, plural, singular, scope] =
+        [group, kind, name, plural, singular, scope].map(|t| text(t));
+    let [short_names, categories, selectable_fields] =
+        [short_names, categories, selectable_fields].map(|l| texts(l));
+    let deprecated = optional(
+        deprecated
+            .as_ref()
+            .map(|warning| optional_text(warning.as_ref())),
+    );
+    let pairs = |list: &[(Text, Text)]| {
+        let entries = list.iter().map(|(k, v)| {
+            let (k, v) = (text(k), text(v));
+            quote!((#k, #v))
+        });
+        quote!(::std::borrow::Cow::Borrowed(&[#(#entries),*]))
+    };
+    let (annotations, labels) = (pairs(annotations), pairs(labels));
+    let scale = optional(scale.as_ref().map(|scale| {
+        let spec_path = text(&scale.spec_path);
+        let status_path = text(&scale.status_path);
+        let selector_path = optional_text(scale.selector_path.as_ref());
+        quote!(::kubebuilder::crd::Scale {
+            spec_path: #spec_path, status_path: #status_path, selector_path: #selector_path,
+        })
+    }));
+    let columns = printer_columns.iter().map(|column| {
+        let [name, type_, json_path] =
+            [&column.name, &column.type_, &column.json_path].map(|t| text(t));
+        let description = optional_text(column.description.as_ref());
+        let format = optional_text(column.format.as_ref());
+        let priority = column.priority;
+        quote!(::kubebuilder::crd::PrinterColumn {
+            name: #name, type_: #type_, json_path: #json_path,
+            description: #description, format: #format, priority: #priority,
+        })
+    });
+    quote!(::kubebuilder::crd::Version {
+        group: #group,
+        kind: #kind,
+        name: #name,
+        plural: #plural,
+        singular: #singular,
+        short_names: #short_names,
+        categories: #categories,
+        scope: #scope,
+        storage: #storage,
+        served: #served,
+        deprecated: #deprecated,
+        skip: #skip,
+        annotations: #annotations,
+        labels: #labels,
+        status_subresource: #status_subresource,
+        scale: #scale,
+        printer_columns: ::std::borrow::Cow::Borrowed(&[#(#columns),*]),
+        selectable_fields: #selectable_fields,
+        hub: #hub,
+        schema: #schema,
+    })
 }
 
 fn object_meta() -> TokenStream {

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
+use std::sync::Arc;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     CustomResourceColumnDefinition, CustomResourceConversion, CustomResourceDefinition,
@@ -14,6 +15,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     WebhookClientConfig, WebhookConversion,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use kubebuilder_model::{Text, as_str};
 
 use crate::schema::{self, Marker, Message, Property, Shape, str_eq};
 use crate::{conversion, webhook};
@@ -27,110 +29,29 @@ pub use external::{External, ExternalResource};
 /// for it see a controller-gen v0.21.0-compatible CRD.
 pub const GENERATOR_ANNOTATION: (&str, &str) = ("controller-gen.kubebuilder.io/version", "v0.21.0");
 
-/// One version of a kind, as its `#[kubebuilder::resource(...)]` declares it.
-#[derive(Clone, Copy)]
-pub struct Version {
-    /// The API group (`batch.tutorial.kubebuilder.io`; Go's `+groupName`).
-    pub group: &'static str,
-    /// The kind (`CronJob`).
-    pub kind: &'static str,
-    /// The version name (`v1`).
-    pub name: &'static str,
-    /// `spec.names.plural`: `resource(path)`, else controller-gen's default plural of the
-    /// kind. The CRD is named `<plural>.<group>`.
-    pub plural: &'static str,
-    /// `spec.names.singular`: `resource(singular)`, else the kind lower-cased.
-    pub singular: &'static str,
-    /// `spec.names.shortNames`: `resource(short_name)`.
-    pub short_names: &'static [&'static str],
-    /// `spec.names.categories`: `resource(categories)`; `kubectl get <category>` (such as
-    /// `kubectl get all`) lists the kind.
-    pub categories: &'static [&'static str],
-    /// `Namespaced` or `Cluster`.
-    pub scope: &'static str,
-    /// `storageversion`: objects are persisted in this version. A kind needs exactly one,
-    /// unless it has a single version, which is then the storage version anyway.
-    pub storage: bool,
-    /// `false` with `unservedversion`: the apiserver no longer serves this version.
-    pub served: bool,
-    /// `Some` with `deprecatedversion`; the inner value is its warning.
-    pub deprecated: Option<Option<&'static str>>,
-    /// `skipversion`: declared, but left out of the CRD.
-    pub skip: bool,
-    /// `metadata(annotations)`: the CRD object's annotations, as (key, value).
-    pub annotations: &'static [(&'static str, &'static str)],
-    /// `metadata(labels)`: the CRD object's labels, as (key, value).
-    pub labels: &'static [(&'static str, &'static str)],
-    /// `subresource(status)`: `status` is written through `/status` only, and updates of
-    /// the object leave it unchanged.
-    pub status_subresource: bool,
-    /// `subresource(scale(...))`; `None` without a scale subresource.
-    pub scale: Option<Scale>,
-    /// `printcolumn(...)`, in order: the version's `additionalPrinterColumns`.
-    pub printer_columns: &'static [PrinterColumn],
-    /// `selectablefield(json_path = ...)`: the JSON paths field selectors may use
-    /// (`selectableFields`).
-    pub selectable_fields: &'static [&'static str],
-    /// `hub = ...`: the name of the version this one converts through. A kind with such a
-    /// version gets a `spec.conversion` to the webhook server.
-    pub hub: Option<&'static str>,
-    /// The root object's schema: the function `#[kubebuilder::resource]` generates, or the
-    /// schema `cargo xtask manifests` built reading the sources.
-    pub schema: &'static (dyn Fn() -> JSONSchemaProps + Sync),
+pub use kubebuilder_model::crd::{PrinterColumn, Scale};
+
+/// One version of a kind, as its `#[kubebuilder::resource(...)]` declares it, with its root
+/// object's schema.
+pub type Version = kubebuilder_model::crd::Version<RootSchema>;
+
+/// The root object's schema of a [`Version`].
+#[derive(Clone)]
+pub enum RootSchema {
+    /// The function `#[kubebuilder::resource]` generates.
+    Function(fn() -> JSONSchemaProps),
+    /// The schema `cargo xtask manifests` built reading the sources.
+    Value(Arc<JSONSchemaProps>),
 }
 
-impl fmt::Debug for Version {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Version")
-            .field("group", &self.group)
-            .field("kind", &self.kind)
-            .field("name", &self.name)
-            .field("storage", &self.storage)
-            .field("served", &self.served)
-            .field("skip", &self.skip)
-            .field("hub", &self.hub)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Version {
-    /// `group/version` (`version` alone for the core group).
-    pub fn api_version(&self) -> String {
-        if self.group.is_empty() {
-            self.name.to_owned()
-        } else {
-            format!("{}/{}", self.group, self.name)
+impl RootSchema {
+    /// The schema.
+    pub fn get(&self) -> JSONSchemaProps {
+        match self {
+            RootSchema::Function(schema) => schema(),
+            RootSchema::Value(schema) => JSONSchemaProps::clone(schema),
         }
     }
-}
-
-/// `subresource(scale(...))`.
-#[derive(Clone, Copy, Debug)]
-pub struct Scale {
-    /// `specReplicasPath`: the JSON path of the desired replicas (`.spec.replicas`).
-    pub spec_path: &'static str,
-    /// `statusReplicasPath`: the JSON path of the observed replicas (`.status.replicas`).
-    pub status_path: &'static str,
-    /// `labelSelectorPath`: the JSON path of the pods' label selector in string form, which
-    /// the HorizontalPodAutoscaler needs; `None` leaves it out.
-    pub selector_path: Option<&'static str>,
-}
-
-/// `printcolumn(...)`.
-#[derive(Clone, Copy, Debug)]
-pub struct PrinterColumn {
-    /// The column's header.
-    pub name: &'static str,
-    /// `integer`, `number`, `string`, `boolean` or `date`.
-    pub type_: &'static str,
-    /// The JSON path of the value shown, from the object's root (`.spec.schedule`).
-    pub json_path: &'static str,
-    /// `description`; `None` leaves it out.
-    pub description: Option<&'static str>,
-    /// An OpenAPI format refining `type_` (`int32`, `date-time`, ...); `None` leaves it out.
-    pub format: Option<&'static str>,
-    /// `0` shows the column in `kubectl get`'s standard view, more only with `-o wide`.
-    pub priority: i32,
 }
 
 /// Implemented by `#[kubebuilder::resource(...)]` for the root object of a version.
@@ -246,7 +167,7 @@ fn mixed(
     ours: &[&Version],
     theirs: &[(&External, CustomResourceDefinition)],
 ) -> Error {
-    let ours: Vec<&str> = ours.iter().map(|v| v.name).collect();
+    let ours: Vec<&str> = ours.iter().map(|v| &*v.name).collect();
     let theirs: Vec<String> = theirs
         .iter()
         .map(|(registration, crd)| {
@@ -270,7 +191,7 @@ fn mixed(
 /// Go's `GroupKind.String()`.
 fn group_kind(version: &Version) -> String {
     if version.group.is_empty() {
-        version.kind.to_owned()
+        version.kind.to_string()
     } else {
         format!("{}.{}", version.kind, version.group)
     }
@@ -309,7 +230,7 @@ pub fn merge(
             )));
         }
     }
-    let mut names: Vec<&str> = versions.iter().map(|v| v.name).collect();
+    let mut names: Vec<&str> = versions.iter().map(|v| &*v.name).collect();
     names.sort();
     if let Some(duplicate) = names.windows(2).find(|pair| pair[0] == pair[1]) {
         return Err(Error(format!(
@@ -323,7 +244,7 @@ pub fn merge(
         return Ok(None);
     }
     // controller-gen sorts versions with a plain string compare (v1 < v1alpha1 < v2).
-    kept.sort_by(|a, b| a.name.cmp(b.name));
+    kept.sort_by(|a, b| a.name.cmp(&b.name));
     let mut definitions: Vec<CustomResourceDefinitionVersion> =
         kept.iter().map(|v| definition(v, options)).collect();
     if let [only] = definitions.as_mut_slice() {
@@ -364,39 +285,39 @@ fn assemble(
     first: &Version,
     versions: Vec<CustomResourceDefinitionVersion>,
 ) -> CustomResourceDefinition {
-    let pairs = |list: &[(&str, &str)]| -> Option<BTreeMap<String, String>> {
+    let pairs = |list: &[(Text, Text)]| -> Option<BTreeMap<String, String>> {
         (!list.is_empty()).then(|| {
             list.iter()
-                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect()
         })
     };
-    let mut annotations = pairs(first.annotations).unwrap_or_default();
+    let mut annotations = pairs(&first.annotations).unwrap_or_default();
     annotations.insert(
         GENERATOR_ANNOTATION.0.to_owned(),
         GENERATOR_ANNOTATION.1.to_owned(),
     );
-    let strings = |list: &[&str]| -> Option<Vec<String>> {
-        (!list.is_empty()).then(|| list.iter().map(|s| (*s).to_owned()).collect())
+    let strings = |list: &[Text]| -> Option<Vec<String>> {
+        (!list.is_empty()).then(|| list.iter().map(Text::to_string).collect())
     };
     CustomResourceDefinition {
         metadata: ObjectMeta {
             name: Some(format!("{}.{}", first.plural, first.group)),
             annotations: Some(annotations),
-            labels: pairs(first.labels),
+            labels: pairs(&first.labels),
             ..ObjectMeta::default()
         },
         spec: CustomResourceDefinitionSpec {
-            group: first.group.to_owned(),
+            group: first.group.to_string(),
             names: CustomResourceDefinitionNames {
-                kind: first.kind.to_owned(),
+                kind: first.kind.to_string(),
                 list_kind: Some(format!("{}List", first.kind)),
-                plural: first.plural.to_owned(),
-                singular: Some(first.singular.to_owned()),
-                short_names: strings(first.short_names),
-                categories: strings(first.categories),
+                plural: first.plural.to_string(),
+                singular: Some(first.singular.to_string()),
+                short_names: strings(&first.short_names),
+                categories: strings(&first.categories),
             },
-            scope: first.scope.to_owned(),
+            scope: first.scope.to_string(),
             versions,
             ..CustomResourceDefinitionSpec::default()
         },
@@ -406,7 +327,7 @@ fn assemble(
 
 /// One entry of `spec.versions`.
 fn definition(version: &Version, options: &Options) -> CustomResourceDefinitionVersion {
-    let mut schema = (version.schema)();
+    let mut schema = version.schema.get();
     if let Some(max_len) = options.max_desc_len {
         schema::truncate_descriptions(&mut schema, max_len);
     }
@@ -419,21 +340,24 @@ fn definition(version: &Version, options: &Options) -> CustomResourceDefinitionV
         status: version.status_subresource.then(|| {
             CustomResourceSubresourceStatus(serde_json::Value::Object(Default::default()))
         }),
-        scale: version.scale.map(|scale| CustomResourceSubresourceScale {
-            spec_replicas_path: scale.spec_path.to_owned(),
-            status_replicas_path: scale.status_path.to_owned(),
-            label_selector_path: scale.selector_path.map(str::to_owned),
-        }),
+        scale: version
+            .scale
+            .as_ref()
+            .map(|scale| CustomResourceSubresourceScale {
+                spec_replicas_path: scale.spec_path.to_string(),
+                status_replicas_path: scale.status_path.to_string(),
+                label_selector_path: scale.selector_path.as_ref().map(Text::to_string),
+            }),
     });
     let columns: Vec<CustomResourceColumnDefinition> = version
         .printer_columns
         .iter()
         .map(|column| CustomResourceColumnDefinition {
-            name: column.name.to_owned(),
-            type_: column.type_.to_owned(),
-            json_path: column.json_path.to_owned(),
-            description: column.description.map(str::to_owned),
-            format: column.format.map(str::to_owned),
+            name: column.name.to_string(),
+            type_: column.type_.to_string(),
+            json_path: column.json_path.to_string(),
+            description: column.description.as_ref().map(Text::to_string),
+            format: column.format.as_ref().map(Text::to_string),
             priority: (column.priority != 0).then_some(column.priority),
         })
         .collect();
@@ -441,15 +365,15 @@ fn definition(version: &Version, options: &Options) -> CustomResourceDefinitionV
         .selectable_fields
         .iter()
         .map(|path| SelectableField {
-            json_path: (*path).to_owned(),
+            json_path: path.to_string(),
         })
         .collect();
     CustomResourceDefinitionVersion {
-        name: version.name.to_owned(),
+        name: version.name.to_string(),
         served: version.served,
         storage: version.storage,
-        deprecated: version.deprecated.map(|_| true),
-        deprecation_warning: version.deprecated.flatten().map(str::to_owned),
+        deprecated: version.deprecated.as_ref().map(|_| true),
+        deprecation_warning: version.deprecated.clone().flatten().map(String::from),
         schema: Some(CustomResourceValidation {
             open_api_v3_schema: Some(schema),
         }),
@@ -589,21 +513,30 @@ pub const fn root_shape(
 
 /// A version naming its hub (`hub = path::Kind`): the hub must be the storage version of
 /// the same group and kind.
-pub const fn check_hub(hub: &Version, group: &str, kind: &str) -> Option<Message> {
-    if !str_eq(hub.group, group) || !str_eq(hub.kind, kind) {
+pub const fn check_hub(hub: Version, group: &str, kind: &str) -> Option<Message> {
+    let message = hub_mismatch(&hub, group, kind);
+    // The generated checks pass a constant, which a constant cannot drop.
+    std::mem::forget(hub);
+    message
+}
+
+const fn hub_mismatch(hub: &Version, group: &str, kind: &str) -> Option<Message> {
+    let (hub_group, hub_kind, hub_name) =
+        (as_str(&hub.group), as_str(&hub.kind), as_str(&hub.name));
+    if !str_eq(hub_group, group) || !str_eq(hub_kind, kind) {
         return Some(
             Message::new("`hub` must be another version of the same kind; it is ")
-                .push(hub.kind)
+                .push(hub_kind)
                 .push(".")
-                .push(hub.group),
+                .push(hub_group),
         );
     }
     if !hub.storage {
         return Some(
             Message::new("`hub` must be the storage version, but ")
-                .push(hub.kind)
+                .push(hub_kind)
                 .push(" ")
-                .push(hub.name)
+                .push(hub_name)
                 .push(" has no `storageversion`"),
         );
     }

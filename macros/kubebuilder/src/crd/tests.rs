@@ -1,5 +1,7 @@
 //! How versions merge into one CRD.
 
+use std::borrow::Cow;
+
 use serde_json::{Value, json};
 
 use super::*;
@@ -13,26 +15,26 @@ fn schema() -> JSONSchemaProps {
 }
 
 const V1: Version = Version {
-    group: "example.kubebuilder.io",
-    kind: "Thing",
-    name: "v1",
-    plural: "things",
-    singular: "thing",
-    short_names: &[],
-    categories: &[],
-    scope: "Namespaced",
+    group: Cow::Borrowed("example.kubebuilder.io"),
+    kind: Cow::Borrowed("Thing"),
+    name: Cow::Borrowed("v1"),
+    plural: Cow::Borrowed("things"),
+    singular: Cow::Borrowed("thing"),
+    short_names: Cow::Borrowed(&[]),
+    categories: Cow::Borrowed(&[]),
+    scope: Cow::Borrowed("Namespaced"),
     storage: false,
     served: true,
     deprecated: None,
     skip: false,
-    annotations: &[],
-    labels: &[],
+    annotations: Cow::Borrowed(&[]),
+    labels: Cow::Borrowed(&[]),
     status_subresource: false,
     scale: None,
-    printer_columns: &[],
-    selectable_fields: &[],
+    printer_columns: Cow::Borrowed(&[]),
+    selectable_fields: Cow::Borrowed(&[]),
     hub: None,
-    schema: &schema,
+    schema: RootSchema::Function(schema),
 };
 
 fn names(crd: &CustomResourceDefinition) -> Vec<(String, bool)> {
@@ -61,9 +63,12 @@ fn a_single_version_is_the_storage_version() {
 
 #[test]
 fn versions_sort_as_plain_strings() {
-    let v2 = Version { name: "v2", ..V1 };
+    let v2 = Version {
+        name: Cow::Borrowed("v2"),
+        ..V1
+    };
     let v1beta1 = Version {
-        name: "v1beta1",
+        name: Cow::Borrowed("v1beta1"),
         ..V1
     };
     let v1 = Version {
@@ -85,7 +90,10 @@ fn versions_sort_as_plain_strings() {
 
 #[test]
 fn storage_versions_must_be_exactly_one() {
-    let v2 = Version { name: "v2", ..V1 };
+    let v2 = Version {
+        name: Cow::Borrowed("v2"),
+        ..V1
+    };
     assert_eq!(
         merge(&[&V1, &v2], &Options::default())
             .unwrap_err()
@@ -123,8 +131,8 @@ fn some_version_must_be_served_and_names_must_agree() {
         "CRD for Thing.example.kubebuilder.io with version(s) v1 does not serve any version"
     );
     let other = Version {
-        name: "v2",
-        short_names: &["t"],
+        name: Cow::Borrowed("v2"),
+        short_names: Cow::Borrowed(&[Cow::Borrowed("t")]),
         ..V1
     };
     assert_eq!(
@@ -144,7 +152,7 @@ fn some_version_must_be_served_and_names_must_agree() {
 #[test]
 fn skipped_versions_are_left_out() {
     let skipped = Version {
-        name: "v2",
+        name: Cow::Borrowed("v2"),
         skip: true,
         ..V1
     };
@@ -162,14 +170,14 @@ fn skipped_versions_are_left_out() {
 #[test]
 fn printer_columns_create_empty_subresources_as_controller_gen_does() {
     let columns = Version {
-        printer_columns: &[PrinterColumn {
-            name: "Age",
-            type_: "date",
-            json_path: ".metadata.creationTimestamp",
+        printer_columns: Cow::Borrowed(&[PrinterColumn {
+            name: Cow::Borrowed("Age"),
+            type_: Cow::Borrowed("date"),
+            json_path: Cow::Borrowed(".metadata.creationTimestamp"),
             description: None,
             format: None,
             priority: 0,
-        }],
+        }]),
         ..V1
     };
     let crd = json(&merge(&[&columns], &Options::default()).unwrap().unwrap());
@@ -197,15 +205,15 @@ fn max_desc_len_applies_to_every_version() {
 #[test]
 fn kinds_are_ordered_by_kind_and_group() {
     let other = Version {
-        kind: "Apple",
-        plural: "apples",
+        kind: Cow::Borrowed("Apple"),
+        plural: Cow::Borrowed("apples"),
         ..V1
     };
     let crds = merge_all(&[&V1, &other], &Options::default()).unwrap();
     let kinds: Vec<&str> = crds.iter().map(|c| c.spec.names.kind.as_str()).collect();
     assert_eq!(kinds, ["Apple", "Thing"]);
     let broken = Version {
-        kind: "Broken",
+        kind: Cow::Borrowed("Broken"),
         served: false,
         ..V1
     };
@@ -223,15 +231,15 @@ fn a_hub_is_the_storage_version_of_the_same_kind() {
         storage: true,
         ..V1
     };
-    assert!(check_hub(&hub, "example.kubebuilder.io", "Thing").is_none());
+    assert!(check_hub(hub.clone(), "example.kubebuilder.io", "Thing").is_none());
     assert_eq!(
-        check_hub(&V1, "example.kubebuilder.io", "Thing")
+        check_hub(V1, "example.kubebuilder.io", "Thing")
             .unwrap()
             .as_str(),
         "`hub` must be the storage version, but Thing v1 has no `storageversion`"
     );
     assert_eq!(
-        check_hub(&hub, "example.kubebuilder.io", "Other")
+        check_hub(hub.clone(), "example.kubebuilder.io", "Other")
             .unwrap()
             .as_str(),
         "`hub` must be another version of the same kind; it is Thing.example.kubebuilder.io"

@@ -4,8 +4,9 @@
 //! rules, the webhooks and their configurations.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
-use kubebuilder::crd::{self, PrinterColumn, Scale, Spec, Version};
+use kubebuilder::crd::{self, RootSchema, Spec, Version};
 use kubebuilder::declarations::Declarations;
 use kubebuilder::schema::{self, Shape};
 use kubebuilder::{rbac, webhook};
@@ -232,57 +233,15 @@ impl Versions<'_, '_> {
             Some(hub) => {
                 let target = &self.found.kinds[self.hub(found, &hub.value)?];
                 let spec_doc = &self.found.api_types[&(target.module, target.spec.clone())].doc;
-                Some(leak(&target.resource.names(&target.kind, spec_doc).version))
+                Some(target.resource.names(&target.kind, spec_doc).version.into())
             }
             None => None,
         };
-        Ok(Version {
-            group: leak(&names.group),
-            kind: leak(&names.kind),
-            name: leak(&names.version),
-            plural: leak(&names.plural),
-            singular: leak(&names.singular),
-            short_names: strings(&names.short_names),
-            categories: strings(&names.categories),
-            scope: leak(&names.scope),
-            storage: resource.storage,
-            served: !resource.unserved,
-            deprecated: resource
-                .deprecated
-                .as_ref()
-                .map(|warning| warning.as_ref().map(|w| leak(&w.value()))),
-            skip: resource.skip,
-            annotations: pairs(&resource.annotations),
-            labels: pairs(&resource.labels),
-            status_subresource: resource.status_subresource,
-            scale: resource.scale.as_ref().map(|scale| Scale {
-                spec_path: leak(&scale.spec_path.value()),
-                status_path: leak(&scale.status_path.value()),
-                selector_path: scale.selector_path.as_ref().map(|p| leak(&p.value())),
-            }),
-            printer_columns: leak_slice(
-                resource
-                    .printer_columns
-                    .iter()
-                    .map(|column| PrinterColumn {
-                        name: leak(&column.name.value()),
-                        type_: leak(&column.type_.value()),
-                        json_path: leak(&column.json_path.value()),
-                        description: column.description.as_ref().map(|d| leak(&d.value())),
-                        format: column.format.as_ref().map(|f| leak(&f.value())),
-                        priority: column.priority,
-                    })
-                    .collect(),
-            ),
-            selectable_fields: leak_slice(
-                resource
-                    .selectable_fields
-                    .iter()
-                    .map(|path| leak(&path.value()))
-                    .collect(),
-            ),
+        Ok(crd::Version {
             hub,
-            schema: Box::leak(Box::new(move || root.clone())),
+            ..resource
+                .declared(&names)
+                .with_schema(RootSchema::Value(Arc::new(root)))
         })
     }
 
@@ -316,9 +275,9 @@ impl Versions<'_, '_> {
         };
         let target = self.hub(found, &hub.value)?;
         refused(crd::check_hub(
-            &versions[target],
-            version.group,
-            version.kind,
+            versions[target].clone(),
+            &version.group,
+            &version.kind,
         ))?;
         let target = &self.found.kinds[target];
         if !self.found.sources.modules[found.module].skipped && !self.converts(found, target)? {
@@ -483,14 +442,6 @@ impl Versions<'_, '_> {
         }
         crd::root_shape(kind, leak_slice(properties))
     }
-}
-
-fn strings(values: &[String]) -> &'static [&'static str] {
-    leak_slice(values.iter().map(|v| leak(v)).collect())
-}
-
-fn pairs(values: &[(String, String)]) -> &'static [(&'static str, &'static str)] {
-    leak_slice(values.iter().map(|(k, v)| (leak(k), leak(v))).collect())
 }
 
 /// The tokens between an attribute's parentheses (none without them).
