@@ -41,6 +41,8 @@ pub fn rbac(args: TokenStream, item: TokenStream) -> TokenStream {
 
 /// `+kubebuilder:webhook` on a defaulter or validator type: implements
 /// `kubebuilder::webhook::Declared` and registers the webhook for `config/webhook/manifests.yaml`.
+/// `for = Kind` takes the rule's group, version and resource and the default path from the
+/// kind, and lets the type be registered with the webhook server for that kind only.
 #[proc_macro_attribute]
 pub fn webhook(args: TokenStream, item: TokenStream) -> TokenStream {
     webhook::expand(args.into(), item.into()).into()

@@ -18,7 +18,7 @@ use kube::Client;
 use kube::api::{Api, DeleteParams, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::admission::{AdmissionRequest, AdmissionResponse};
 use kube::core::{ApiResource, GroupVersionKind};
-use kubebuilder::webhook::{Declared, Webhook};
+use kubebuilder::webhook::{Declared, Serves, Webhook};
 use kubebuilder_envtest::http_client::HttpClient;
 use kubebuilder_envtest::load::admission_load;
 use kubebuilder_envtest::shared;
@@ -67,6 +67,8 @@ impl Declared for WidgetDefaulter {
     const WEBHOOK: Webhook = widget_webhook("mwidget-v1.kb.io", true, MUTATE_PATH);
 }
 
+impl Serves<Widget> for WidgetDefaulter {}
+
 impl Defaulter<Widget> for WidgetDefaulter {
     async fn default(
         &self,
@@ -89,6 +91,8 @@ struct WidgetValidator;
 impl Declared for WidgetValidator {
     const WEBHOOK: Webhook = widget_webhook("vwidget-v1.kb.io", false, VALIDATE_PATH);
 }
+
+impl Serves<Widget> for WidgetValidator {}
 
 impl WidgetValidator {
     fn check(widget: &Widget) -> Result<Warnings, Vec<FieldError>> {

@@ -1,6 +1,7 @@
 //! The CronJob v1 admission webhooks: a defaulter and a validator, declared with the
-//! tutorial's markers (v2's are in `webhook_v2`). The attributes give the webhook server
-//! each type's path and `cargo xtask manifests` the entries of
+//! tutorial's markers (v2's are in `webhook_v2`). Each attribute is `for` the kind, which
+//! gives the rule's group, version and resource and the default path; the attributes give
+//! the webhook server each type's path and `cargo xtask manifests` the entries of
 //! `config/webhook/manifests.yaml`.
 //!
 //! Every CronJob webhook, of either version, has `match_policy = "Exact"`: each version's
@@ -31,14 +32,11 @@ pub fn webhooks() -> Webhooks {
 
 /// Fills in the CronJob defaults the API leaves unset.
 #[kubebuilder::webhook(
-    path = "/mutate-batch-tutorial-kubebuilder-io-v1-cronjob",
+    for = CronJob,
     mutating = true,
     failure_policy = "fail",
     side_effects = "None",
-    groups = ["batch.tutorial.kubebuilder.io"],
-    resources = ["cronjobs"],
     verbs = ["create", "update"],
-    versions = ["v1"],
     name = "mcronjob-v1.kb.io",
     admission_review_versions = ["v1"],
     match_policy = "Exact"
@@ -69,14 +67,11 @@ fn set_defaults(spec: &mut CronJobSpec) {
 
 /// Refuses CronJobs whose name or schedule cannot work.
 #[kubebuilder::webhook(
-    path = "/validate-batch-tutorial-kubebuilder-io-v1-cronjob",
+    for = CronJob,
     mutating = false,
     failure_policy = "fail",
     side_effects = "None",
-    groups = ["batch.tutorial.kubebuilder.io"],
-    resources = ["cronjobs"],
     verbs = ["create", "update"],
-    versions = ["v1"],
     name = "vcronjob-v1.kb.io",
     admission_review_versions = ["v1"],
     match_policy = "Exact"

@@ -23,14 +23,11 @@ pub fn webhooks() -> Webhooks {
 
 /// Fills in the CronJob defaults the API leaves unset.
 #[kubebuilder::webhook(
-    path = "/mutate-batch-tutorial-kubebuilder-io-v2-cronjob",
+    for = CronJob,
     mutating = true,
     failure_policy = "fail",
     side_effects = "None",
-    groups = ["batch.tutorial.kubebuilder.io"],
-    resources = ["cronjobs"],
     verbs = ["create", "update"],
-    versions = ["v2"],
     name = "mcronjob-v2.kb.io",
     admission_review_versions = ["v1"],
     match_policy = "Exact"
@@ -60,14 +57,11 @@ fn set_defaults(spec: &mut CronJobSpec) {
 
 /// Refuses CronJobs whose name or schedule cannot work.
 #[kubebuilder::webhook(
-    path = "/validate-batch-tutorial-kubebuilder-io-v2-cronjob",
+    for = CronJob,
     mutating = false,
     failure_policy = "fail",
     side_effects = "None",
-    groups = ["batch.tutorial.kubebuilder.io"],
-    resources = ["cronjobs"],
     verbs = ["create", "update"],
-    versions = ["v2"],
     name = "vcronjob-v2.kb.io",
     admission_review_versions = ["v1"],
     match_policy = "Exact"

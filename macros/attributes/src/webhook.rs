@@ -9,11 +9,11 @@
 //! through for the apiserver to refuse; here all of them are compile errors.
 
 use kubebuilder_model::webhook::{
-    Configuration, DEFAULT_SERVICE_NAME, DEFAULT_SERVICE_NAMESPACE, Webhook,
+    Configuration, DEFAULT_SERVICE_NAME, DEFAULT_SERVICE_NAMESPACE, DefaultPath, Webhook,
 };
 use kubebuilder_model::{self as model, Text};
 use proc_macro2::{Span, TokenStream};
-use quote::quote;
+use quote::{ToTokens, quote};
 use syn::spanned::Spanned;
 use syn::{Ident, Item, LitStr};
 
@@ -48,6 +48,9 @@ struct Args {
     service_port: Option<Given<(i64, Span)>>,
     /// Ours: the kind in the default path, when it is not the single resource singularised.
     kind: Option<LitStr>,
+    /// Ours: `for = path::Kind`, the kind whose group, version, resource and path the
+    /// webhook takes.
+    for_kind: Option<Given<syn::Path>>,
     /// The arguments written, with a bad value or mentioned too: if such an argument
     /// ends up absent, that mistake is already reported.
     mentioned: Vec<&'static str>,
@@ -111,13 +114,16 @@ const ARGUMENTS: &[Argument<Args>] = &[
     Argument::once("kind", |arg, a: &mut Args, errors| {
         a.kind = arg.string(errors)
     }),
+    Argument::once("for", |arg, a: &mut Args, errors| {
+        a.for_kind = Given::of(arg, arg.path(errors))
+    }),
 ];
 
 /// Entry point of `#[kubebuilder::webhook(...)]`.
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     match read(attr, &item) {
-        Ok((ident, webhook)) => {
-            let generated = generate(&ident, &webhook);
+        Ok(declaration) => {
+            let generated = generate(&declaration);
             quote! { #item #generated }
         }
         Err(errors) => {
@@ -136,9 +142,36 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
+/// A `#[kubebuilder::webhook(...)]`, read.
+pub struct Declaration {
+    /// The defaulter or validator type the attribute sits on.
+    pub ty: Ident,
+    /// The webhook. Declared `for` a kind, its rule's group, version and resource and its
+    /// default path are the kind's: left empty here, for whoever knows the kind to fill in
+    /// ([`Declaration::for_kind`]).
+    pub webhook: Webhook,
+    /// `for = path::Kind`.
+    pub for_kind: Option<syn::Path>,
+}
+
+impl Declaration {
+    /// The webhook of a declaration `for` a kind, given that kind's names.
+    pub fn for_kind(&self, group: &str, version: &str, plural: &str, kind: &str) -> Webhook {
+        let mut webhook = self.webhook.clone();
+        webhook.groups = model::texts([group]);
+        webhook.versions = model::texts([version]);
+        webhook.resources = model::texts([plural]);
+        if webhook.url.is_none() {
+            let path = DefaultPath::new(webhook.mutating, group, version, kind);
+            webhook.path = Some(path.as_str().to_owned().into());
+        }
+        webhook
+    }
+}
+
 /// Reads `#[kubebuilder::webhook(attr)]` on `item`: the type serving it and the webhook,
 /// or every mistake found.
-pub fn read(attr: TokenStream, item: &TokenStream) -> Result<(Ident, Webhook), Errors> {
+pub fn read(attr: TokenStream, item: &TokenStream) -> Result<Declaration, Errors> {
     let mut errors = Errors::default();
     let ident = webhook_type(item, &mut errors);
     let args = args::parse(attr).unwrap_or_else(|error| {
@@ -147,9 +180,14 @@ pub fn read(attr: TokenStream, item: &TokenStream) -> Result<(Ident, Webhook), E
     });
     let mut read = Args::default();
     read.mentioned = args::read(&args, ARGUMENTS, "", &mut read, &mut errors);
+    let for_kind = read.for_kind.as_ref().map(|given| given.value.clone());
     let webhook = validate(read, &mut errors);
     match ident {
-        Some(ident) => errors.into_result((ident, webhook)),
+        Some(ty) => errors.into_result(Declaration {
+            ty,
+            webhook,
+            for_kind,
+        }),
         // `webhook_type` reported why.
         None => Err(errors),
     }
@@ -342,9 +380,53 @@ fn check_required_policies(args: &Args, errors: &mut Errors) {
     }
 }
 
-/// The four lists of the webhook's rule, each required.
+/// A type path as written, without the spaces of its tokens (`k8s_openapi::api::core::v1::Pod`).
+fn path_text(path: &syn::Path) -> String {
+    path.to_token_stream().to_string().replace(' ', "")
+}
+
+/// Where a list was written: its first item.
+fn first_span(list: &[LitStr]) -> Span {
+    list.first().map_or_else(Span::call_site, LitStr::span)
+}
+
+/// The four lists of the webhook's rule, each required; declared `for` a kind, the verbs
+/// alone (the kind has the rest).
 fn rules(args: &Args, errors: &mut Errors) -> Rules {
     let mentioned = &args.mentioned;
+    if let Some(for_kind) = &args.for_kind {
+        let taken = [
+            ("groups", args.groups.as_deref().map(first_span)),
+            ("resources", args.resources.as_deref().map(first_span)),
+            ("versions", args.versions.as_deref().map(first_span)),
+            ("path", args.path.as_ref().map(LitStr::span)),
+            ("kind", args.kind.as_ref().map(LitStr::span)),
+        ];
+        for (argument, span) in taken {
+            if let Some(span) = span {
+                errors.push(
+                    span,
+                    format!(
+                        "`{argument}` comes from the kind the webhook is declared `for` ({}): \
+                         remove it",
+                        path_text(&for_kind.value)
+                    ),
+                );
+            }
+        }
+        return Rules {
+            groups: Vec::new(),
+            resources: Vec::new(),
+            versions: Vec::new(),
+            verbs: required_list(
+                mentioned,
+                &args.verbs,
+                "verbs",
+                ": the operations, e.g. `verbs = [\"create\", \"update\"]`",
+                errors,
+            ),
+        };
+    }
     Rules {
         groups: required_list(
             mentioned,
@@ -471,7 +553,9 @@ fn client_config(
     errors: &mut Errors,
 ) -> (Option<String>, Option<String>) {
     let config = path_or_url(args, rules, errors);
-    if let (Some(kind), true) = (&args.kind, args.path.is_some() || args.url.is_some()) {
+    // Declared `for` a kind, `kind` is refused already.
+    let explicit = args.path.is_some() || args.url.is_some();
+    if let (Some(kind), true, None) = (&args.kind, explicit, &args.for_kind) {
         errors.push(
             kind.span(),
             "`kind` only names the kind in the default path; remove it, or `path` and `url`",
@@ -525,6 +609,8 @@ fn path_or_url(
             }
             (None, Some(url.value()))
         }
+        // The kind's default path, which who knows the kind fills in.
+        (None, None) if args.for_kind.is_some() => (None, None),
         (None, None) => {
             let path = args.mutating.and_then(|mutating| {
                 derive_path(
@@ -587,7 +673,8 @@ fn derive_path(
         ([group], [version], Some(kind)) => {
             let group = group.value();
             let group = if group == "core" { "" } else { &group };
-            Some(default_path(mutating, group, &version.value(), &kind))
+            let path = DefaultPath::new(mutating, group, &version.value(), &kind);
+            Some(path.as_str().to_owned())
         }
         _ => {
             errors.push(
@@ -598,17 +685,6 @@ fn derive_path(
             None
         }
     }
-}
-
-/// kubebuilder's default path: `/mutate-` or `/validate-`, then the group with dots as
-/// dashes, the version and the kind, all lower-cased.
-fn default_path(mutating: bool, group: &str, version: &str, kind: &str) -> String {
-    let prefix = if mutating { "mutate" } else { "validate" };
-    format!(
-        "/{prefix}-{}-{version}-{}",
-        group.replace('.', "-"),
-        kind.to_lowercase()
-    )
 }
 
 /// English plural → singular for resource names, as far as Kubernetes resources need:
@@ -626,7 +702,12 @@ fn singular(plural: &str) -> String {
     }
 }
 
-fn generate(ident: &Ident, webhook: &Webhook) -> TokenStream {
+fn generate(declaration: &Declaration) -> TokenStream {
+    let Declaration {
+        ty,
+        webhook,
+        for_kind,
+    } = declaration;
     let Webhook {
         name,
         mutating,
@@ -660,7 +741,7 @@ fn generate(ident: &Ident, webhook: &Webhook) -> TokenStream {
         service_namespace,
     ]
     .map(|t| text(t));
-    let [path, url, match_policy, reinvocation_policy] =
+    let [path, url_tokens, match_policy, reinvocation_policy] =
         [path, url, match_policy, reinvocation_policy].map(|t| optional_text(t.as_ref()));
     let [
         groups,
@@ -678,31 +759,97 @@ fn generate(ident: &Ident, webhook: &Webhook) -> TokenStream {
     .map(|l| texts(l));
     let timeout_seconds = optional(*timeout_seconds);
     let service_port = optional(*service_port);
+    let rule = Rule {
+        groups,
+        resources,
+        versions,
+        path,
+        statics: TokenStream::new(),
+    };
+    let (rule, served) = match for_kind {
+        Some(kind) => (
+            kind_rule(kind, *mutating, url.is_none()),
+            quote!(impl ::kubebuilder::webhook::Serves<#kind> for #ty {}),
+        ),
+        None => (
+            rule,
+            quote!(impl<K: ?::core::marker::Sized> ::kubebuilder::webhook::Serves<K> for #ty {}),
+        ),
+    };
+    let Rule {
+        groups,
+        resources,
+        versions,
+        path,
+        statics,
+    } = rule;
     quote! {
-        impl ::kubebuilder::webhook::Declared for #ident {
-            const WEBHOOK: ::kubebuilder::webhook::Webhook = ::kubebuilder::webhook::Webhook {
-                name: #name,
-                mutating: #mutating,
-                path: #path,
-                url: #url,
-                failure_policy: #failure_policy,
-                match_policy: #match_policy,
-                side_effects: #side_effects,
-                groups: #groups,
-                resources: #resources,
-                verbs: #verbs,
-                versions: #versions,
-                admission_review_versions: #admission_review_versions,
-                reinvocation_policy: #reinvocation_policy,
-                timeout_seconds: #timeout_seconds,
-                service_name: #service_name,
-                service_namespace: #service_namespace,
-                service_port: #service_port,
+        impl ::kubebuilder::webhook::Declared for #ty {
+            const WEBHOOK: ::kubebuilder::webhook::Webhook = {
+                #statics
+                ::kubebuilder::webhook::Webhook {
+                    name: #name,
+                    mutating: #mutating,
+                    path: #path,
+                    url: #url_tokens,
+                    failure_policy: #failure_policy,
+                    match_policy: #match_policy,
+                    side_effects: #side_effects,
+                    groups: #groups,
+                    resources: #resources,
+                    verbs: #verbs,
+                    versions: #versions,
+                    admission_review_versions: #admission_review_versions,
+                    reinvocation_policy: #reinvocation_policy,
+                    timeout_seconds: #timeout_seconds,
+                    service_name: #service_name,
+                    service_namespace: #service_namespace,
+                    service_port: #service_port,
+                }
             };
         }
+        #served
         ::kubebuilder::__private::inventory::submit! {
-            <#ident as ::kubebuilder::webhook::Declared>::WEBHOOK
+            <#ty as ::kubebuilder::webhook::Declared>::WEBHOOK
         }
+    }
+}
+
+/// The generated rule of a webhook and its path, and the statics they borrow.
+struct Rule {
+    groups: TokenStream,
+    resources: TokenStream,
+    versions: TokenStream,
+    path: TokenStream,
+    statics: TokenStream,
+}
+
+/// The rule and default path of a webhook declared `for` a kind: the constants of the kind's
+/// `Target` impl, and the path built from them at compile time (unless a `url` replaces it).
+fn kind_rule(kind: &syn::Path, mutating: bool, with_path: bool) -> Rule {
+    let target = quote!(<#kind as ::kubebuilder::webhook::Target>);
+    let one = |name: TokenStream| quote!(::std::borrow::Cow::Borrowed(&[::std::borrow::Cow::Borrowed(#target::#name)]));
+    let (path, statics) = if with_path {
+        (
+            quote!(::core::option::Option::Some(::std::borrow::Cow::Borrowed(
+                PATH.as_str()
+            ))),
+            quote! {
+                static PATH: ::kubebuilder::__private::DefaultPath =
+                    ::kubebuilder::__private::DefaultPath::new(
+                        #mutating, #target::GROUP, #target::VERSION, #target::KIND,
+                    );
+            },
+        )
+    } else {
+        (quote!(::core::option::Option::None), TokenStream::new())
+    };
+    Rule {
+        groups: one(quote!(GROUP)),
+        resources: one(quote!(PLURAL)),
+        versions: one(quote!(VERSION)),
+        path,
+        statics,
     }
 }
 

@@ -5,6 +5,7 @@ pub use k8s_openapi;
 #[cfg(feature = "schemars")]
 pub use k8s_openapi::schemars;
 pub use kube_core;
+pub use kubebuilder_model::webhook::DefaultPath;
 pub use serde;
 pub use serde_json;
 

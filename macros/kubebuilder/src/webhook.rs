@@ -29,6 +29,36 @@ pub trait Declared {
     const WEBHOOK: Webhook;
 }
 
+/// A kind a webhook can be declared for (`#[kubebuilder::webhook(for = Kind, …)]`): the
+/// names the webhook's rule and default path take. The kinds of `#[kubebuilder::resource]`
+/// and k8s-openapi's kinds have it.
+pub trait Target {
+    /// The API group, `""` for the core group.
+    const GROUP: &'static str;
+    /// The API version (`v1`).
+    const VERSION: &'static str;
+    /// The kind (`CronJob`).
+    const KIND: &'static str;
+    /// The resource: the kind's plural (`cronjobs`).
+    const PLURAL: &'static str;
+}
+
+impl<K: k8s_openapi::Resource> Target for K {
+    const GROUP: &'static str = K::GROUP;
+    const VERSION: &'static str = K::VERSION;
+    const KIND: &'static str = K::KIND;
+    const PLURAL: &'static str = K::URL_PATH_SEGMENT;
+}
+
+/// Implemented by the attribute: the kinds its type may be registered for with the webhook
+/// server. Declared `for` a kind, that kind alone; declared with groups and resources, any.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is declared for another kind than `{K}`",
+    label = "its `#[kubebuilder::webhook(for = …)]` names another kind",
+    note = "register it for the kind its attribute names, or change `for`"
+)]
+pub trait Serves<K: ?Sized> {}
+
 /// What the attribute implements `Declared` with when its arguments are wrong, next to the
 /// compile error, so that code using the type reports nothing else.
 #[doc(hidden)]

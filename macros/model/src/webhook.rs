@@ -76,6 +76,88 @@ pub const DEFAULT_SERVICE_NAME: &str = "webhook-service";
 /// The default `clientConfig.service.namespace`, which kustomize's namespace rewrites.
 pub const DEFAULT_SERVICE_NAMESPACE: &str = "system";
 
+/// kubebuilder's default path of a webhook: `/mutate-` or `/validate-`, then the group with
+/// dots as dashes, the version and the kind lower-cased (`/mutate-batch-tutorial-kubebuilder-io-v1-cronjob`;
+/// `/validate--v1-pod` for the core group). Built in constant evaluation too, for the kinds a
+/// webhook is declared `for`.
+pub struct DefaultPath {
+    bytes: [u8; DefaultPath::CAPACITY],
+    len: usize,
+}
+
+impl DefaultPath {
+    /// Longer than any path of valid names: a group is at most 253 bytes, a version and a
+    /// kind at most 63 each.
+    const CAPACITY: usize = 512;
+
+    /// The path of a mutating (or validating) webhook for `kind` in `group`/`version`.
+    pub const fn new(mutating: bool, group: &str, version: &str, kind: &str) -> DefaultPath {
+        let mut path = DefaultPath {
+            bytes: [0; DefaultPath::CAPACITY],
+            len: 0,
+        };
+        path.push(if mutating { "/mutate-" } else { "/validate-" }, Case::AsIs);
+        path.push(group, Case::DotsAsDashes);
+        path.push("-", Case::AsIs);
+        path.push(version, Case::AsIs);
+        path.push("-", Case::AsIs);
+        path.push(kind, Case::Lower);
+        path
+    }
+
+    /// The path.
+    pub const fn as_str(&self) -> &str {
+        match core::str::from_utf8(self.bytes.split_at(self.len).0) {
+            Ok(path) => path,
+            Err(_) => panic!("a webhook path is built from whole strings"),
+        }
+    }
+
+    const fn push(&mut self, text: &str, case: Case) {
+        let text = text.as_bytes();
+        assert!(
+            self.len + text.len() <= DefaultPath::CAPACITY,
+            "a webhook path is at most 512 bytes"
+        );
+        let mut at = 0;
+        while at < text.len() {
+            self.bytes[self.len + at] = match (case, text[at]) {
+                (Case::DotsAsDashes, b'.') => b'-',
+                (Case::Lower, byte) => byte.to_ascii_lowercase(),
+                (_, byte) => byte,
+            };
+            at += 1;
+        }
+        self.len += text.len();
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Case {
+    AsIs,
+    DotsAsDashes,
+    Lower,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::DefaultPath;
+
+    #[test]
+    fn default_paths_are_kubebuilders() {
+        const CRONJOB: DefaultPath =
+            DefaultPath::new(true, "batch.tutorial.kubebuilder.io", "v1", "CronJob");
+        assert_eq!(
+            CRONJOB.as_str(),
+            "/mutate-batch-tutorial-kubebuilder-io-v1-cronjob"
+        );
+        assert_eq!(
+            DefaultPath::new(false, "", "v1", "Pod").as_str(),
+            "/validate--v1-pod"
+        );
+    }
+}
+
 #[cfg(feature = "inventory")]
 inventory::collect!(Webhook);
 #[cfg(feature = "inventory")]

@@ -552,7 +552,7 @@ fn create_api_and_webhook_write_each_option_at_the_markers() {
     assert!(armada_webhook.contains("Webhooks::new().validator(Validator)"));
     assert!(!armada_webhook.contains("Defaulter"));
     let frigate_webhook = project.read("controller/src/frigate/webhook.rs");
-    assert!(frigate_webhook.contains("path = \"/mutate-ship-example-com-v1-frigate\","));
+    assert!(frigate_webhook.contains("    for = Frigate,\n    mutating = true,"));
     assert!(frigate_webhook.contains("name = \"vfrigate-v1.kb.io\","));
     assert_eq!(
         escort_webhooks_only,

@@ -38,7 +38,7 @@ use k8s_openapi::api::authentication::v1::UserInfo;
 use kube::Resource;
 use kube::core::admission::{AdmissionRequest, AdmissionResponse, AdmissionReview, Operation};
 use kube::core::{DynamicObject, Status, TypeMeta};
-use kubebuilder::webhook::{Declared, Webhook};
+use kubebuilder::webhook::{Declared, Serves, Webhook};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -266,7 +266,8 @@ impl Webhooks {
     }
 
     /// Serves `defaulter` at the path of its `#[kubebuilder::webhook]` declaration, which
-    /// must be a mutating one with a `path` (a compile error otherwise).
+    /// must be a mutating one with a `path`, declared for `K` if it names a kind with `for`
+    /// (a compile error otherwise).
     ///
     /// # Panics
     /// When the path is taken: a programming error the first start-up shows.
@@ -274,7 +275,7 @@ impl Webhooks {
     pub fn defaulter<K, D>(self, defaulter: D) -> Self
     where
         K: WebhookKind,
-        D: Defaulter<K> + Declared,
+        D: Defaulter<K> + Declared + Serves<K>,
     {
         let path = const { declared_path(D::WEBHOOK, true) };
         self.declare(D::WEBHOOK).defaulter_at(path, defaulter)
@@ -300,7 +301,8 @@ impl Webhooks {
     }
 
     /// Serves `validator` at the path of its `#[kubebuilder::webhook]` declaration, which
-    /// must be a validating one with a `path` (a compile error otherwise).
+    /// must be a validating one with a `path`, declared for `K` if it names a kind with `for`
+    /// (a compile error otherwise).
     ///
     /// # Panics
     /// When the path is taken.
@@ -308,7 +310,7 @@ impl Webhooks {
     pub fn validator<K, V>(self, validator: V) -> Self
     where
         K: WebhookKind,
-        V: Validator<K> + Declared,
+        V: Validator<K> + Declared + Serves<K>,
     {
         let path = const { declared_path(V::WEBHOOK, false) };
         self.declare(V::WEBHOOK).validator_at(path, validator)
@@ -978,10 +980,14 @@ mod tests {
         const WEBHOOK: Webhook = declared(true, Some("/mutate-v1-configmap"));
     }
 
+    impl Serves<ConfigMap> for ModeDefaulter {}
+
     impl Declared for ModeValidator {
         // Deliberately declared mutating: registering it as a validator is a mistake.
         const WEBHOOK: Webhook = declared(true, Some("/validate-v1-configmap"));
     }
+
+    impl Serves<ConfigMap> for ModeValidator {}
 
     struct ExternalDefaulter;
 
@@ -998,6 +1004,8 @@ mod tests {
     impl Declared for ExternalDefaulter {
         const WEBHOOK: Webhook = declared(true, None);
     }
+
+    impl Serves<ConfigMap> for ExternalDefaulter {}
 
     fn paths(webhooks: &Webhooks) -> Vec<&str> {
         webhooks.routes.keys().map(String::as_str).collect()

@@ -244,6 +244,13 @@ impl Root<'_> {
                     &mut self.metadata
                 }
             }
+
+            impl ::kubebuilder::webhook::Target for #kind {
+                const GROUP: &'static str = #group;
+                const VERSION: &'static str = #version;
+                const KIND: &'static str = #kind_name;
+                const PLURAL: &'static str = #plural;
+            }
         }
     }
 

@@ -20,6 +20,7 @@ use super::modules::{ModuleId, Sources, is_ours, item_attributes};
 use super::names::{Names, Resolved};
 use super::types::{Types, check_markers, leak, leak_shape, leak_slice, refused, render};
 use super::{DeferToBuild, defer_to_build};
+use crate::scaffold::names::core_kinds;
 
 /// Attributes an API type, its fields and variants may carry beside ours: none of them
 /// changes the item before the attribute macro reads it.
@@ -51,7 +52,7 @@ pub struct Found<'s> {
     api_types: BTreeMap<(ModuleId, String), ApiType>,
     kinds: Vec<FoundKind>,
     rules: Vec<rbac::Rule>,
-    webhooks: Vec<webhook::Webhook>,
+    webhooks: Vec<(ModuleId, kubebuilder_attributes::webhook::Declaration)>,
     configurations: Vec<webhook::Configuration>,
 }
 
@@ -117,7 +118,7 @@ impl<'s> Found<'s> {
                 }
                 Some("webhook") => {
                     let read = kubebuilder_attributes::webhook::read(args, &seen.to_token_stream());
-                    self.webhooks.push(errors(read)?.1);
+                    self.webhooks.push((module, errors(read)?));
                 }
                 // Read with the module tree.
                 Some("skip") if matches!(item, Item::Mod(_)) => {}
@@ -168,6 +169,7 @@ impl<'s> Found<'s> {
             names: &names,
             types: &types,
         };
+        let webhooks = versions.webhooks()?;
         let all = self
             .kinds
             .iter()
@@ -190,7 +192,7 @@ impl<'s> Found<'s> {
         Ok(Declarations {
             crds,
             roles: rbac::roles(&self.rules, rbac::DEFAULT_ROLE_NAME),
-            webhooks: webhook::manifests(&self.webhooks, &self.configurations)
+            webhooks: webhook::manifests(&webhooks, &self.configurations)
                 .map_err(|error| DeferToBuild(error.to_string()))?,
         })
     }
@@ -243,6 +245,51 @@ impl Versions<'_, '_> {
                 .declared(&names)
                 .with_schema(RootSchema::Value(Arc::new(root)))
         })
+    }
+
+    /// The webhooks, those declared `for` a kind with its names.
+    fn webhooks(&self) -> Result<Vec<webhook::Webhook>, DeferToBuild> {
+        let mut webhooks = Vec::new();
+        for (module, declaration) in &self.found.webhooks {
+            let webhook = match &declaration.for_kind {
+                Some(path) => {
+                    let [group, version, plural, kind] = self.target(*module, path)?;
+                    declaration.for_kind(&group, &version, &plural, &kind)
+                }
+                None => declaration.webhook.clone(),
+            };
+            webhooks.push(webhook);
+        }
+        Ok(webhooks)
+    }
+
+    /// The group, version, plural and kind of the kind a webhook is declared `for`: one of
+    /// the sources', or one of Kubernetes'.
+    fn target(&self, module: ModuleId, path: &syn::Path) -> Result<[String; 4], DeferToBuild> {
+        match self.names.resolve(module, path)? {
+            Resolved::Kind(kind_module, kind) => {
+                let Some(found) = self
+                    .found
+                    .kinds
+                    .iter()
+                    .find(|k| k.module == kind_module && k.kind == kind)
+                else {
+                    return defer_to_build!("`for` names no kind");
+                };
+                let spec_doc = &self.found.api_types[&(found.module, found.spec.clone())].doc;
+                let names = found.resource.names(&found.kind, spec_doc);
+                Ok([names.group, names.version, names.plural, names.kind])
+            }
+            Resolved::External(path) => match core_kinds::by_type_path(&path) {
+                Some(core) => {
+                    Ok([core.api_group, core.version, core.plural, core.kind].map(str::to_owned))
+                }
+                None => {
+                    defer_to_build!("a webhook is declared for {path}, not a kind the reader knows")
+                }
+            },
+            _ => defer_to_build!("a webhook is declared `for` something that is not a kind"),
+        }
     }
 
     /// The index of the kind `hub` names.

@@ -393,6 +393,14 @@ pub fn by_api_group(api_group: &str, version: &str, kind: &str) -> Option<&'stat
     })
 }
 
+/// The kind whose Rust type is at `path` (`k8s_openapi::api::core::v1::Pod`), if the
+/// table has it.
+pub fn by_type_path(path: &str) -> Option<&'static CoreKind> {
+    CORE_KINDS
+        .iter()
+        .find(|candidate| candidate.type_path() == path)
+}
+
 fn display_group(kind: &CoreKind) -> &'static str {
     match kind.api_group {
         "" => "the core group",

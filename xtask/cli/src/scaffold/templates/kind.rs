@@ -420,9 +420,9 @@ impl Reconciler<{{kind}}> for {{kind}}Reconciler {
 );
 
 /// `controller/src/<kind>/webhook.rs`: the module, then a section per webhook.
-pub const WEBHOOK_RS: &str = r#"//! The {{kind}} admission webhooks: {{webhook_doc}}. Their attributes give the webhook
-//! server each type's path, and `cargo xtask manifests` the entries of
-//! `config/webhook/manifests.yaml`.
+pub const WEBHOOK_RS: &str = r#"//! The {{kind}} admission webhooks: {{webhook_doc}}. Their attributes, `for` the kind,
+//! give the webhook server each type's path (the kind's default path), and `cargo xtask
+//! manifests` the entries of `config/webhook/manifests.yaml`.
 
 use {{api_module}}::{{{kind}}, {{kind}}Spec};
 use kubebuilder_runtime::webhook::{{{webhook_imports}}};
@@ -438,14 +438,11 @@ pub fn webhooks() -> Webhooks {
 pub const DEFAULTER_RS: &str = r#"
 /// Fills in the {{kind}} defaults users leave unset.
 #[kubebuilder::webhook(
-    path = "{{mutating_path}}",
+    for = {{kind}},
     mutating = true,
     failure_policy = "fail",
     side_effects = "None",
-    groups = ["{{full_group}}"],
-    resources = ["{{plural}}"],
     verbs = ["create", "update"],
-    versions = ["{{version}}"],
     name = "m{{unique_name}}-{{version}}.kb.io",
     admission_review_versions = ["v1"]
 )]
@@ -488,14 +485,11 @@ fn set_defaults(_spec: &mut {{kind}}Spec) {
 pub const VALIDATOR_RS: &str = r#"
 /// Refuses {{kind}}s that cannot work.
 #[kubebuilder::webhook(
-    path = "{{validating_path}}",
+    for = {{kind}},
     mutating = false,
     failure_policy = "fail",
     side_effects = "None",
-    groups = ["{{full_group}}"],
-    resources = ["{{plural}}"],
     verbs = ["create", "update"],
-    versions = ["{{version}}"],
     name = "v{{unique_name}}-{{version}}.kb.io",
     admission_review_versions = ["v1"]
 )]
