@@ -394,6 +394,16 @@ fn first_span(list: &[LitStr]) -> Span {
 /// alone (the kind has the rest).
 fn rules(args: &Args, errors: &mut Errors) -> Rules {
     let mentioned = &args.mentioned;
+    // Last in either case, so that the missing lists are reported in the order written.
+    let verbs = |errors: &mut Errors| {
+        required_list(
+            mentioned,
+            &args.verbs,
+            "verbs",
+            ": the operations, e.g. `verbs = [\"create\", \"update\"]`",
+            errors,
+        )
+    };
     if let Some(for_kind) = &args.for_kind {
         let taken = [
             ("groups", args.groups.as_deref().map(first_span)),
@@ -418,13 +428,7 @@ fn rules(args: &Args, errors: &mut Errors) -> Rules {
             groups: Vec::new(),
             resources: Vec::new(),
             versions: Vec::new(),
-            verbs: required_list(
-                mentioned,
-                &args.verbs,
-                "verbs",
-                ": the operations, e.g. `verbs = [\"create\", \"update\"]`",
-                errors,
-            ),
+            verbs: verbs(errors),
         };
     }
     Rules {
@@ -450,13 +454,7 @@ fn rules(args: &Args, errors: &mut Errors) -> Rules {
             ": the API versions, e.g. `versions = [\"v1\"]`",
             errors,
         ),
-        verbs: required_list(
-            mentioned,
-            &args.verbs,
-            "verbs",
-            ": the operations, e.g. `verbs = [\"create\", \"update\"]`",
-            errors,
-        ),
+        verbs: verbs(errors),
     }
 }
 
