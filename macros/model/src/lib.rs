@@ -29,11 +29,6 @@ pub fn texts<S: Into<String>>(values: impl IntoIterator<Item = S>) -> Texts {
     )
 }
 
-/// The strings of [`Texts`], borrowed.
-pub fn strs(texts: &[Text]) -> impl Iterator<Item = &str> {
-    texts.iter().map(|text| &**text)
-}
-
 /// The string of a [`Text`], in constant evaluation too (the generated checks read
 /// declarations at compile time).
 pub const fn as_str(text: &Text) -> &str {
