@@ -151,6 +151,12 @@ impl<'s> Found<'s> {
         Ok(())
     }
 
+    /// A kind's names, as its attribute gives them (the spec's doc is the root's default).
+    fn names(&self, kind: &FoundKind) -> KindNames {
+        let spec = &self.api_types[&(kind.module, kind.spec.clone())];
+        kind.resource.names(&kind.kind, &spec.doc)
+    }
+
     /// Evaluates every API type (their checks run whether a kind uses them or not) and
     /// every kind, and renders what they declare.
     pub fn declarations(&self, options: &crd::Options) -> Result<Declarations, DeferToBuild> {
@@ -209,8 +215,7 @@ impl Versions<'_, '_> {
     /// `CustomResource::VERSION` as `resource/generate.rs` writes it, after its checks.
     fn version(&self, found: &FoundKind) -> Result<Version, DeferToBuild> {
         let resource = &found.resource;
-        let spec_type = &self.found.api_types[&(found.module, found.spec.clone())];
-        let names = resource.names(&found.kind, &spec_type.doc);
+        let names = self.found.names(found);
         let spec = self.types.api_type(found.module, &found.spec)?;
         let status = match &resource.status {
             Some(path) => Some(self.types.typed_path(found.module, path)?),
@@ -234,8 +239,7 @@ impl Versions<'_, '_> {
         let hub = match &resource.hub {
             Some(hub) => {
                 let target = &self.found.kinds[self.hub(found, &hub.value)?];
-                let spec_doc = &self.found.api_types[&(target.module, target.spec.clone())].doc;
-                Some(target.resource.names(&target.kind, spec_doc).version.into())
+                Some(self.found.names(target).version.into())
             }
             None => None,
         };
@@ -276,8 +280,7 @@ impl Versions<'_, '_> {
                 else {
                     return defer_to_build!("`for` names no kind");
                 };
-                let spec_doc = &self.found.api_types[&(found.module, found.spec.clone())].doc;
-                let names = found.resource.names(&found.kind, spec_doc);
+                let names = self.found.names(found);
                 Ok([names.group, names.version, names.plural, names.kind])
             }
             Resolved::External(path) => match core_kinds::by_type_path(&path) {
