@@ -326,6 +326,67 @@ pub fn read(attr: TokenStream, item: Item) -> Result<Kind, Errors> {
     }
 }
 
+/// A `#[kubebuilder::resource(...)]` as written in a file, for the tools that edit it (the
+/// scaffolds): what its arguments declare, read as the macro reads them, and where each
+/// top-level argument is.
+pub struct Written {
+    /// The arguments.
+    pub resource: Resource,
+    /// The top-level arguments in the order written.
+    pub arguments: Vec<WrittenArgument>,
+}
+
+/// A top-level argument of an attribute: its name, and its tokens from the name to the
+/// comma after it (to its last token when no comma follows).
+pub struct WrittenArgument {
+    /// `version` in `version = "v1"`.
+    pub name: String,
+    /// The name's span.
+    pub first: Span,
+    /// The comma's span, or the last token's.
+    pub last: Span,
+}
+
+/// Reads the arguments of `#[kubebuilder::resource(attr)]` alone (not the struct below
+/// it): what they declare and where they are, or every mistake in them.
+pub fn read_written(attr: TokenStream) -> Result<Written, Errors> {
+    let args = args::parse(attr.clone())?;
+    let mut errors = Errors::default();
+    let resource = parse(&args, &mut errors);
+    errors.into_result(Written {
+        resource,
+        arguments: written_arguments(attr),
+    })
+}
+
+/// The top-level arguments of `attr`: its tokens split at its commas.
+fn written_arguments(attr: TokenStream) -> Vec<WrittenArgument> {
+    let mut arguments = Vec::new();
+    let mut current: Option<WrittenArgument> = None;
+    for token in attr {
+        let is_comma = matches!(&token, proc_macro2::TokenTree::Punct(p) if p.as_char() == ',');
+        match (&mut current, token) {
+            (Some(argument), token) => {
+                argument.last = token.span();
+                if is_comma {
+                    arguments.extend(current.take());
+                }
+            }
+            (None, proc_macro2::TokenTree::Ident(name)) => {
+                current = Some(WrittenArgument {
+                    name: name.to_string(),
+                    first: name.span(),
+                    last: name.span(),
+                });
+            }
+            // A stray token: the parser reported it.
+            (None, _) => {}
+        }
+    }
+    arguments.extend(current);
+    arguments
+}
+
 fn not_a_struct(item: &Item) -> syn::Error {
     syn::Error::new_spanned(
         item,
@@ -657,6 +718,16 @@ impl Resource {
             plural,
             kind,
         }
+    }
+
+    /// `version = "..."`, as written.
+    pub fn written_version(&self) -> Option<String> {
+        self.version.as_ref().map(LitStr::value)
+    }
+
+    /// `kind = "..."`, as written.
+    pub fn written_kind(&self) -> Option<String> {
+        self.kind.as_ref().map(LitStr::value)
     }
 
     /// The version this attribute declares, without its schema, and without its hub's

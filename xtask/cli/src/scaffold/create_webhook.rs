@@ -13,7 +13,7 @@ use super::names::Kind;
 use super::plan::Plan;
 use super::project::{self, Project, Webhooks};
 use super::templates::{self, Values, config, kind as template};
-use super::versions;
+use super::versions::{self, Declaration};
 use super::{
     KindArgs, declare_controller_module, insert_rendered, kind_values, read_project_for,
     render_into,
@@ -310,8 +310,8 @@ fn plan_conversion(
                 &values,
             )?;
             let hub_argument = templates::render(template::HUB_ARG, &values);
-            let types = versions::types_path(plan, layout, spoke, &kind.kind)?;
-            versions::make_spoke(plan, &types, spoke, hub_argument.trim_start_matches('\n'))?;
+            let declaration = Declaration::find(plan, layout, spoke, &kind.kind)?;
+            versions::make_spoke(plan, &declaration, &hub_argument)?;
             webhooks.spoke.push(spoke.clone());
         }
     }
@@ -360,7 +360,7 @@ enum Rules {
 impl Rules {
     /// The rules for `kind`: [`Rules::ExampleField`] when its spec type has a field `foo`.
     fn of(plan: &Plan, layout: &KindLayout, kind: &Kind) -> Result<Rules> {
-        let types = versions::types_path(plan, layout, &kind.version, &kind.kind)?;
+        let types = Declaration::find(plan, layout, &kind.version, &kind.kind)?.path;
         let text = plan.read(&types)?.unwrap_or_default();
         let file = syn::parse_file(&text).with_context(|| format!("parsing {types}"))?;
         let spec = format!("{}Spec", kind.kind);

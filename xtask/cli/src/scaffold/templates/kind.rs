@@ -180,8 +180,7 @@ pub const UNSERVED_VERSION_ARGS: &str = "
     unservedversion,";
 
 /// What replaces [`UNSERVED_VERSION_ARGS`] once the version converts.
-pub const HUB_ARG: &str = "
-    hub = crate::{{hub_module}}::{{kind}},";
+pub const HUB_ARG: &str = "hub = crate::{{hub_module}}::{{kind}}";
 
 /// `api/src/<spoke>/<kind>_conversion.rs` (placeholders `version`: the spoke, and `hub`).
 pub const CONVERSION_RS: &str = r#"//! {{kind}} {{version}} ⇄ {{hub}}, the hub (the storage version): every served version but the
