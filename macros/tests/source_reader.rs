@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 
 use kubebuilder_cli::source::{self, Crate};
 
-/// The crates the UI cases may name (trybuild gives them this package's dependencies).
+/// The crates the UI cases (kubebuilder-ui-tests' `tests/ui`) may name: trybuild gives
+/// them that package's dependencies.
 const EXTERNS: &[&str] = &[
     "k8s_openapi",
     "kube",
@@ -19,7 +20,7 @@ const EXTERNS: &[&str] = &[
 
 fn cases(kind: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/ui")
+        .join("ui/tests/ui")
         .join(kind);
     let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("listing {}: {e}", dir.display()))

@@ -15,6 +15,7 @@ const PROJECT_CRATES: &[&str] = &[
     "api",
     "controller",
     "declarations",
+    "kubebuilder-ui-tests",
     "webhook-bench",
     "xtask",
 ];

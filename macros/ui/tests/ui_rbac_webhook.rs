@@ -5,7 +5,8 @@
 //! `Webhooks` whose webhook does not fit the registration: a constant evaluated where the
 //! registration is instantiated, so that `cargo build` reports it (`cargo check` does not
 //! evaluate it; the pass cases make trybuild build every case). The runtime's UI cases live
-//! here so that one trybuild project, one dependency build, serves them all.
+//! here, in the package of every UI case, so that one trybuild project, one dependency
+//! build, serves them all.
 
 #[test]
 #[ignore = "slow (builds a copy of the dependency tree): `cargo xtask test` runs it beside the other tests"]
