@@ -257,15 +257,17 @@ impl Markers {
         let (own, _) = self.render();
         // `with_markers` picks the markers that change the type (`type`, `enum`, ...).
         let node_shape = quote!(::kubebuilder::schema::Shape::with_markers(#shape, #own));
-        let own = self
-            .own
-            .iter()
-            .filter(|m| m.checked)
-            .map(|m| check(m, quote!(::kubebuilder::schema::check_marker), &node_shape));
+        let own = self.own.iter().filter(|m| m.checked).map(|m| {
+            check(
+                m,
+                quote!(::kubebuilder::__private::schema::check_marker),
+                &node_shape,
+            )
+        });
         let items = self.items.iter().filter(|m| m.checked).map(|m| {
             check(
                 m,
-                quote!(::kubebuilder::schema::check_items_marker),
+                quote!(::kubebuilder::__private::schema::check_items_marker),
                 &node_shape,
             )
         });

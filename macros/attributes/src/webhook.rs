@@ -132,7 +132,7 @@ pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
             let stub = webhook_type(&item, &mut Errors::default()).map(|ident| {
                 quote! {
                     impl ::kubebuilder::webhook::Declared for #ident {
-                        const WEBHOOK: ::kubebuilder::webhook::Webhook = ::kubebuilder::webhook::INVALID;
+                        const WEBHOOK: ::kubebuilder::webhook::Webhook = ::kubebuilder::__private::webhook::INVALID;
                     }
                 }
             });

@@ -159,7 +159,7 @@ mod tests {
             failure_policy: Cow::Borrowed("Fail"),
             side_effects: Cow::Borrowed("None"),
             admission_review_versions: Cow::Borrowed(&[Cow::Borrowed("v1")]),
-            ..webhook::INVALID
+            ..crate::__private::webhook::INVALID
         };
         let declarations = Declarations {
             crds: Vec::new(),

@@ -12,12 +12,71 @@ pub use serde_json;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use serde::ser::SerializeStruct;
 
+/// What the generated `Schema` impls assemble schemas with, and the compile-time checks of
+/// their markers. The source reader of `cargo xtask manifests` calls the same.
+pub mod schema {
+    pub use crate::schema::build::{Property, field, from_markers, object, string_enum};
+    pub use crate::schema::marker::{Needs, Payload};
+    pub use crate::schema::shape::{
+        Message, check_bytes, check_items_marker, check_json_path, check_marker,
+    };
+    pub use crate::schema::union::{Tagging, check_union, internally_tagged, untagged};
+
+    /// The marker of the row named `variant` (`"Minimum"`) with this value; `None` for no
+    /// such row, or a value of another kind. For the source reader, which has the rows'
+    /// names where the macros write the variants.
+    pub fn marker(variant: &str, payload: Payload) -> Option<crate::schema::Marker> {
+        crate::schema::Marker::from_row(variant, payload)
+    }
+
+    /// The types this crate implements `Schema` for, by the path a source names them with.
+    pub mod by_path {
+        pub use crate::schema::by_path::*;
+    }
+}
+
+/// What the generated root objects and CRD versions are built and checked with.
+pub mod crd {
+    pub use crate::crd::root::{
+        OBJECT_META, Registration, STRING_FIELD, Spec, check_hub, root_schema, root_shape,
+    };
+}
+
+/// What the generated webhook declarations fall back on.
+pub mod webhook {
+    use std::borrow::Cow;
+
+    use crate::webhook::Webhook;
+
+    /// What the attribute implements `Declared` with when its arguments are wrong, next to the
+    /// compile error, so that code using the type reports nothing else.
+    pub const INVALID: Webhook = Webhook {
+        name: Cow::Borrowed(""),
+        mutating: false,
+        path: None,
+        url: None,
+        failure_policy: Cow::Borrowed(""),
+        match_policy: None,
+        side_effects: Cow::Borrowed(""),
+        groups: Cow::Borrowed(&[]),
+        resources: Cow::Borrowed(&[]),
+        verbs: Cow::Borrowed(&[]),
+        versions: Cow::Borrowed(&[]),
+        admission_review_versions: Cow::Borrowed(&[]),
+        reinvocation_policy: None,
+        timeout_seconds: None,
+        service_name: Cow::Borrowed(""),
+        service_namespace: Cow::Borrowed(""),
+        service_port: None,
+    };
+}
+
 /// The `schemars::JsonSchema` of an API type: the schema a field of that type gets in our
 /// CRDs (its type-level markers applied, no `$ref`), as JSON. Embedded in a kube-derive CRD,
 /// it keeps our list and map types, defaults, validations and `nullable` choices.
 #[cfg(feature = "schemars")]
 pub fn json_schema<T: crate::schema::Schema>() -> schemars::Schema {
-    let schema = crate::schema::field(T::node(), "", &[], &[]);
+    let schema = T::node().resolve();
     let value = serde_json::to_value(schema).expect("a JSONSchemaProps serializes as JSON");
     schemars::Schema::try_from(value).expect("a JSONSchemaProps serializes as a JSON object")
 }

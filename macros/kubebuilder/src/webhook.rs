@@ -6,7 +6,6 @@
 //! `cargo xtask manifests` sees every webhook of the crates the project's declarations
 //! binary links (see [`crate::declarations`]) without a list.
 
-use std::borrow::Cow;
 use std::fmt;
 
 use k8s_openapi::api::admissionregistration::v1::{
@@ -58,29 +57,6 @@ impl<K: k8s_openapi::Resource> Target for K {
     note = "register it for the kind its attribute names, or change `for`"
 )]
 pub trait Serves<K: ?Sized> {}
-
-/// What the attribute implements `Declared` with when its arguments are wrong, next to the
-/// compile error, so that code using the type reports nothing else.
-#[doc(hidden)]
-pub const INVALID: Webhook = Webhook {
-    name: Cow::Borrowed(""),
-    mutating: false,
-    path: None,
-    url: None,
-    failure_policy: Cow::Borrowed(""),
-    match_policy: None,
-    side_effects: Cow::Borrowed(""),
-    groups: Cow::Borrowed(&[]),
-    resources: Cow::Borrowed(&[]),
-    verbs: Cow::Borrowed(&[]),
-    versions: Cow::Borrowed(&[]),
-    admission_review_versions: Cow::Borrowed(&[]),
-    reinvocation_policy: None,
-    timeout_seconds: None,
-    service_name: Cow::Borrowed(""),
-    service_namespace: Cow::Borrowed(""),
-    service_port: None,
-};
 
 /// Every webhook registered by the crates linked into this binary.
 pub fn registered() -> Vec<Webhook> {
@@ -264,6 +240,8 @@ fn to_validating(webhook: &Webhook) -> ValidatingWebhook {
 
 #[cfg(test)]
 mod tests {
+    use std::borrow::Cow;
+
     use super::*;
 
     const DEFAULTER: Webhook = Webhook {

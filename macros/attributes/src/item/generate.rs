@@ -45,7 +45,7 @@ impl Field {
             {
                 const OWN: &[::kubebuilder::schema::Marker] = #own;
                 const ITEMS: &[::kubebuilder::schema::Marker] = #items;
-                ::kubebuilder::schema::field(#node, #doc, OWN, ITEMS)
+                ::kubebuilder::__private::schema::field(#node, #doc, OWN, ITEMS)
             }
         }
     }
@@ -83,9 +83,9 @@ impl Field {
             {
                 const OWN: &[::kubebuilder::schema::Marker] = #own;
                 const ITEMS: &[::kubebuilder::schema::Marker] = #items;
-                ::kubebuilder::schema::Property {
+                ::kubebuilder::__private::schema::Property {
                     name: #name,
-                    schema: ::kubebuilder::schema::field(#node, #doc, OWN, ITEMS),
+                    schema: ::kubebuilder::__private::schema::field(#node, #doc, OWN, ITEMS),
                     required: #required,
                     inline: #inline,
                     markers: OWN,
@@ -110,7 +110,7 @@ impl Field {
             let written = self.has_bytes;
             checks.extend(quote_spanned! {self.ty.span()=>
                 const _: () = if let ::core::option::Option::Some(error) =
-                    ::kubebuilder::schema::check_bytes(&#shape, #written)
+                    ::kubebuilder::__private::schema::check_bytes(&#shape, #written)
                 {
                     ::core::panic!("{}", error.as_str())
                 };
@@ -303,7 +303,7 @@ impl ApiType {
                 let properties = fields.iter().map(Field::property);
                 quote! {
                     #markers
-                    ::kubebuilder::schema::object(#doc, ::std::vec![#(#properties),*], MARKERS)
+                    ::kubebuilder::__private::schema::object(#doc, ::std::vec![#(#properties),*], MARKERS)
                 }
             }
             Kind::Newtype(field) => {
@@ -311,19 +311,19 @@ impl ApiType {
                 quote! {
                     #markers
                     const ITEMS: &[::kubebuilder::schema::Marker] = #items;
-                    ::kubebuilder::schema::field(#node, #doc, MARKERS, ITEMS)
+                    ::kubebuilder::__private::schema::field(#node, #doc, MARKERS, ITEMS)
                 }
             }
             Kind::Enum(values) => quote! {
                 const VALUES: &[::kubebuilder::schema::Literal] = &[#(::kubebuilder::schema::Literal::String(#values)),*];
                 #markers
-                ::kubebuilder::schema::string_enum(#doc, VALUES, MARKERS)
+                ::kubebuilder::__private::schema::string_enum(#doc, VALUES, MARKERS)
             },
             // controller-gen gives a type with its own MarshalJSON its markers alone, without
             // its description.
             Kind::Custom => quote! {
                 #markers
-                ::kubebuilder::schema::from_markers(MARKERS)
+                ::kubebuilder::__private::schema::from_markers(MARKERS)
             },
             Kind::Union(union) => union.schema_body(doc, &self.markers),
         }
@@ -469,7 +469,7 @@ fn struct_shape(name: &str, fields: &[Field]) -> TokenStream {
 
 impl Union {
     fn schema_body(&self, doc: &str, markers: &Markers) -> TokenStream {
-        let schema = quote!(::kubebuilder::schema);
+        let schema = quote!(::kubebuilder::__private::schema);
         let (own, _) = markers.render();
         match &self.tagging {
             Tagging::External => {
@@ -482,7 +482,7 @@ impl Union {
                 // The markers as written, then serde's "exactly one key".
                 let own = markers.own.iter().map(crate::markers::Spanned::tokens);
                 quote! {
-                    const MARKERS: &[#schema::Marker] = &[#(#own,)* #schema::Marker::ExactlyOneOf(&[#(#names),*])];
+                    const MARKERS: &[::kubebuilder::schema::Marker] = &[#(#own,)* ::kubebuilder::schema::Marker::ExactlyOneOf(&[#(#names),*])];
                     #schema::object(#doc, ::std::vec![#(#properties),*], MARKERS)
                 }
             }
@@ -499,7 +499,7 @@ impl Union {
                     quote!((#name, #variant_schema))
                 });
                 quote! {
-                    const MARKERS: &[#schema::Marker] = #own;
+                    const MARKERS: &[::kubebuilder::schema::Marker] = #own;
                     #schema::internally_tagged(#doc, #tag, ::std::vec![#(#variants),*], MARKERS)
                 }
             }
@@ -510,7 +510,7 @@ impl Union {
                     quote!((#name, #schema))
                 });
                 quote! {
-                    const MARKERS: &[#schema::Marker] = #own;
+                    const MARKERS: &[::kubebuilder::schema::Marker] = #own;
                     #schema::untagged(#doc, ::std::vec![#(#variants),*], MARKERS)
                 }
             }
@@ -549,7 +549,7 @@ impl Union {
     /// The compile-time check that the enum has a structural schema.
     fn check(&self, ident: &syn::Ident) -> TokenStream {
         let name = ident.to_string();
-        let schema = quote!(::kubebuilder::schema);
+        let schema = quote!(::kubebuilder::__private::schema);
         let tagging = match &self.tagging {
             Tagging::External => quote!(#schema::Tagging::External),
             Tagging::Internal(tag) => quote!(#schema::Tagging::Internal(#tag)),
@@ -578,11 +578,13 @@ impl Variant {
     fn schema(&self) -> TokenStream {
         let doc = &self.doc;
         match &self.fields {
-            VariantFields::Unit => quote!(::kubebuilder::schema::object(#doc, ::std::vec![], &[])),
+            VariantFields::Unit => {
+                quote!(::kubebuilder::__private::schema::object(#doc, ::std::vec![], &[]))
+            }
             VariantFields::Newtype(field) => field.schema(doc),
             VariantFields::Struct(fields) => {
                 let properties = fields.iter().map(Field::property);
-                quote!(::kubebuilder::schema::object(#doc, ::std::vec![#(#properties),*], &[]))
+                quote!(::kubebuilder::__private::schema::object(#doc, ::std::vec![#(#properties),*], &[]))
             }
         }
     }

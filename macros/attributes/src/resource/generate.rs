@@ -37,7 +37,7 @@ impl Root<'_> {
             let kind = self.kind;
             quote! {
                 ::kubebuilder::__private::inventory::submit! {
-                    ::kubebuilder::crd::Registration(&<#kind as ::kubebuilder::crd::CustomResource>::VERSION)
+                    ::kubebuilder::__private::crd::Registration(&<#kind as ::kubebuilder::crd::CustomResource>::VERSION)
                 }
             }
         });
@@ -315,7 +315,7 @@ impl Root<'_> {
         let resource = self.resource;
         let schema = quote!(::kubebuilder::schema::Schema);
         let status_schema = optional(resource.status.as_ref().map(|status| {
-            quote!(::kubebuilder::schema::field(<#status as #schema>::node(), "", &[], &[]))
+            quote!(::kubebuilder::__private::schema::field(<#status as #schema>::node(), "", &[], &[]))
         }));
         let hub = optional(resource.hub.as_ref().map(|hub| {
             let path = &hub.value;
@@ -324,13 +324,12 @@ impl Root<'_> {
             )))
         }));
         let (root_markers, _) = resource.root_markers.render();
-        let spec_node =
-            quote!(::kubebuilder::schema::field(<#spec as #schema>::node(), "", &[], &[]));
+        let spec_node = quote!(::kubebuilder::__private::schema::field(<#spec as #schema>::node(), "", &[], &[]));
         let spec_schema = match resource.spec {
-            SpecKind::Required => quote!(::kubebuilder::crd::Spec::Required(#spec_node)),
-            SpecKind::Optional => quote!(::kubebuilder::crd::Spec::Optional(#spec_node)),
+            SpecKind::Required => quote!(::kubebuilder::__private::crd::Spec::Required(#spec_node)),
+            SpecKind::Optional => quote!(::kubebuilder::__private::crd::Spec::Optional(#spec_node)),
             SpecKind::None => {
-                quote!(::kubebuilder::crd::Spec::TopLevel(<#spec as #schema>::schema()))
+                quote!(::kubebuilder::__private::crd::Spec::TopLevel(<#spec as #schema>::schema()))
             }
         };
         let doc = &names.doc;
@@ -338,7 +337,7 @@ impl Root<'_> {
             ::kubebuilder::crd::RootSchema::Function({
                 fn schema() -> ::kubebuilder::__private::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps {
                     const MARKERS: &[::kubebuilder::schema::Marker] = #root_markers;
-                    ::kubebuilder::crd::root_schema(
+                    ::kubebuilder::__private::crd::root_schema(
                         #doc,
                         #spec_schema,
                         #status_schema,
@@ -372,7 +371,7 @@ impl Root<'_> {
         for (what, path) in paths {
             checks.extend(quote_spanned! {path.span()=>
                 const _: () = if let ::core::option::Option::Some(error) =
-                    ::kubebuilder::schema::check_json_path(&#root_shape, #what, #path)
+                    ::kubebuilder::__private::schema::check_json_path(&#root_shape, #what, #path)
                 {
                     ::core::panic!("{}", error.as_str())
                 };
@@ -381,7 +380,7 @@ impl Root<'_> {
         if let Some(hub) = &resource.hub {
             let (path, group, kind) = (&hub.value, &names.group, &names.kind);
             checks.extend(quote_spanned! {hub.span=>
-                const _: () = if let ::core::option::Option::Some(error) = ::kubebuilder::crd::check_hub(
+                const _: () = if let ::core::option::Option::Some(error) = ::kubebuilder::__private::crd::check_hub(
                     <#path as ::kubebuilder::crd::CustomResource>::VERSION, #group, #kind,
                 ) {
                     ::core::panic!("{}", error.as_str())
@@ -411,21 +410,21 @@ impl Root<'_> {
             .as_ref()
             .map(|status| quote!(("status", &<#status as #schema>::SHAPE),));
         let type_meta = quote! {
-            ("apiVersion", &::kubebuilder::crd::STRING_FIELD),
-            ("kind", &::kubebuilder::crd::STRING_FIELD),
-            ("metadata", &::kubebuilder::crd::OBJECT_META),
+            ("apiVersion", &::kubebuilder::__private::crd::STRING_FIELD),
+            ("kind", &::kubebuilder::__private::crd::STRING_FIELD),
+            ("metadata", &::kubebuilder::__private::crd::OBJECT_META),
         };
         if self.resource.spec == SpecKind::None {
             // The struct's fields sit beside the type meta.
             return quote! {
                 ::kubebuilder::schema::Shape {
                     union: &[&<#spec as #schema>::SHAPE],
-                    ..::kubebuilder::crd::root_shape(#kind, &[#type_meta])
+                    ..::kubebuilder::__private::crd::root_shape(#kind, &[#type_meta])
                 }
             };
         }
         quote! {
-            ::kubebuilder::crd::root_shape(#kind, &[
+            ::kubebuilder::__private::crd::root_shape(#kind, &[
                 #type_meta
                 ("spec", &<#spec as #schema>::SHAPE),
                 #status

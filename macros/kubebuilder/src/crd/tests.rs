@@ -4,6 +4,7 @@ use std::borrow::Cow;
 
 use serde_json::{Value, json};
 
+use super::root::check_hub;
 use super::*;
 
 fn schema() -> JSONSchemaProps {

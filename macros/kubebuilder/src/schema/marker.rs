@@ -230,8 +230,7 @@ macro_rules! define_markers {
             /// The marker of the row named `variant` (`"Minimum"`) with this value, as the
             /// attribute macros write it; `None` for no such row, or a value of another kind.
             /// For `cargo xtask manifests`, which reads the attributes from the sources.
-            #[doc(hidden)]
-            pub fn from_row(variant: &str, payload: Payload) -> Option<Marker> {
+            pub(crate) fn from_row(variant: &str, payload: Payload) -> Option<Marker> {
                 match variant {
                     $( stringify!($variant) => from_payload!($variant, payload, $($kind $value)?), )*
                     _ => None,

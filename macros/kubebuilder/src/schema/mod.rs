@@ -9,13 +9,14 @@
 //! [`Node`] is that pending state: the schema the field's markers apply to, plus the named
 //! type's schema still to be merged under it.
 
-pub mod by_path;
+pub(crate) mod build;
+pub(crate) mod by_path;
 mod description;
 mod flatten;
 mod k8s;
-mod marker;
-mod shape;
-mod union;
+pub(crate) mod marker;
+pub(crate) mod shape;
+pub(crate) mod union;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -23,11 +24,11 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     JSONSchemaProps, JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
 };
 
-pub use description::truncate_descriptions;
-pub use marker::{Docs, Literal, Marker, Needs, Payload, Rule};
-pub(crate) use shape::str_eq;
-pub use shape::{Message, Shape, check_bytes, check_items_marker, check_json_path, check_marker};
-pub use union::{Tagging, check_union, internally_tagged, untagged};
+pub(crate) use build::{Property, object};
+pub(crate) use description::truncate_descriptions;
+pub use marker::{Docs, Literal, Marker, Rule};
+pub use shape::Shape;
+pub(crate) use shape::{Message, str_eq};
 
 /// A type that has an OpenAPI v3 schema in a CRD.
 #[diagnostic::on_unimplemented(
@@ -175,104 +176,9 @@ fn merge_reference(mut referenced: JSONSchemaProps, mut field: JSONSchemaProps) 
     merged
 }
 
-/// The schema of one field: `node` with the field's doc and markers.
-pub fn field(
-    mut node: Node,
-    description: &str,
-    own: &[Marker],
-    items: &[Marker],
-) -> JSONSchemaProps {
-    node.own.description = (!description.is_empty()).then(|| description.to_owned());
-    node.apply(own, items);
-    node.resolve()
-}
-
-/// A field of a struct, for [`object`].
-pub struct Property {
-    /// The JSON name.
-    pub name: &'static str,
-    /// The field's schema, with its doc and markers ([`field`]).
-    pub schema: JSONSchemaProps,
-    /// Listed in the struct's `required`: as the `required` and `optional` markers say,
-    /// else unless the field is an `Option` (controller-gen's precedence).
-    pub required: bool,
-    /// `#[serde(flatten)]` (Go: an embedded or `,inline` field): its fields are merged
-    /// into the struct's.
-    pub inline: bool,
-    /// The field's markers, for those that change the struct too
-    /// ([`Marker::apply_to_object`]).
-    pub markers: &'static [Marker],
-}
-
-/// The schema of a struct: its fields, then the type-level markers.
-pub fn object(description: &str, properties: Vec<Property>, markers: &[Marker]) -> JSONSchemaProps {
-    let mut schema = JSONSchemaProps {
-        type_: Some("object".into()),
-        description: (!description.is_empty()).then(|| description.to_owned()),
-        ..JSONSchemaProps::default()
-    };
-    let mut fields = BTreeMap::new();
-    let mut required = Vec::new();
-    let mut inlined = Vec::new();
-    let mut optional = Vec::new();
-    for property in properties {
-        if property.inline {
-            inlined.push(property.schema);
-            continue;
-        }
-        if property.required {
-            required.push(property.name.to_owned());
-        } else {
-            optional.push((property.name, property.markers));
-        }
-        fields.insert(property.name.to_owned(), property.schema);
-    }
-    required.sort();
-    schema.properties = Some(fields);
-    schema.required = (!required.is_empty()).then_some(required);
-    // controller-gen's struct pass, in field order, before the type's own markers.
-    for (name, field_markers) in optional {
-        for marker in field_markers {
-            marker.apply_to_object(&mut schema, name);
-        }
-    }
-    marker::apply_sorted(&mut schema, markers);
-    // Embedded fields merge after the markers, as controller-gen flattens its `allOf`
-    // late; their descriptions are not merged.
-    for embedded in inlined {
-        flatten::flatten_into(&mut schema, embedded);
-    }
-    schema
-}
-
-/// The schema of a unit enum: a string with its variants as the enum, then the type-level
-/// markers.
-pub fn string_enum(
-    description: &str,
-    values: &'static [Literal],
-    markers: &[Marker],
-) -> JSONSchemaProps {
-    let mut schema = JSONSchemaProps {
-        type_: Some("string".into()),
-        description: (!description.is_empty()).then(|| description.to_owned()),
-        ..JSONSchemaProps::default()
-    };
-    marker::apply_sorted(&mut schema, &[Marker::Enum(values)]);
-    marker::apply_sorted(&mut schema, markers);
-    schema
-}
-
 /// Applies markers to a schema in controller-gen's order.
 pub(crate) fn apply_markers(schema: &mut JSONSchemaProps, markers: &[Marker]) {
     marker::apply_sorted(schema, markers);
-}
-
-/// The schema of a type with serde impls of its own (`custom_serde`): its markers alone, as
-/// controller-gen writes a Go type with `MarshalJSON` (without its description).
-pub fn from_markers(markers: &[Marker]) -> JSONSchemaProps {
-    let mut schema = JSONSchemaProps::default();
-    marker::apply_sorted(&mut schema, markers);
-    schema
 }
 
 fn typed(type_: &str, format: Option<&str>) -> JSONSchemaProps {

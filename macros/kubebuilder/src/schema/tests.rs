@@ -3,6 +3,7 @@
 
 use serde_json::{Value, json};
 
+use super::build::{field, string_enum};
 use super::*;
 
 fn to_json(schema: &JSONSchemaProps) -> Value {

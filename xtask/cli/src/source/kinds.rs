@@ -6,9 +6,11 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use kubebuilder::crd::{self, RootSchema, Spec, Version};
+use kubebuilder::__private::crd::{self as root, Spec};
+use kubebuilder::__private::schema;
+use kubebuilder::crd::{self, RootSchema, Version};
 use kubebuilder::declarations::Declarations;
-use kubebuilder::schema::{self, Shape};
+use kubebuilder::schema::Shape;
 use kubebuilder::{rbac, webhook};
 use kubebuilder_attributes::item::ApiType;
 use kubebuilder_attributes::resource::{self, KindNames, SpecKind};
@@ -235,7 +237,7 @@ impl Versions<'_, '_> {
         };
         let status_schema = status.map(|status| schema::field(status.node, "", &[], &[]));
         let (root_markers, _) = render(&resource.root_markers)?;
-        let root = crd::root_schema(&names.doc, spec_schema, status_schema, root_markers);
+        let root = root::root_schema(&names.doc, spec_schema, status_schema, root_markers);
         let hub = match &resource.hub {
             Some(hub) => {
                 let target = &self.found.kinds[self.hub(found, &hub.value)?];
@@ -324,7 +326,7 @@ impl Versions<'_, '_> {
             return Ok(());
         };
         let target = self.hub(found, &hub.value)?;
-        refused(crd::check_hub(
+        refused(root::check_hub(
             versions[target].clone(),
             &version.group,
             &version.kind,
@@ -476,21 +478,21 @@ impl Versions<'_, '_> {
     ) -> Shape {
         let kind = leak(&names.kind);
         let mut properties: Vec<(&'static str, &'static Shape)> = vec![
-            ("apiVersion", &crd::STRING_FIELD),
-            ("kind", &crd::STRING_FIELD),
-            ("metadata", &crd::OBJECT_META),
+            ("apiVersion", &root::STRING_FIELD),
+            ("kind", &root::STRING_FIELD),
+            ("metadata", &root::OBJECT_META),
         ];
         if spec_kind == SpecKind::None {
             return Shape {
                 union: leak_slice(vec![leak_shape(*spec)]),
-                ..crd::root_shape(kind, leak_slice(properties))
+                ..root::root_shape(kind, leak_slice(properties))
             };
         }
         properties.push(("spec", leak_shape(*spec)));
         if let Some(status) = status {
             properties.push(("status", leak_shape(status)));
         }
-        crd::root_shape(kind, leak_slice(properties))
+        root::root_shape(kind, leak_slice(properties))
     }
 }
 

@@ -7,10 +7,9 @@ use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
-use kubebuilder::schema::by_path::{self, Container, Typed};
-use kubebuilder::schema::{
-    self, Literal, Marker, Message, Node, Payload, Property, Shape, Tagging,
-};
+use kubebuilder::__private::schema::by_path::{self, Container, Typed};
+use kubebuilder::__private::schema::{self, Message, Payload, Property, Tagging};
+use kubebuilder::schema::{Docs, Literal, Marker, Node, Rule, Shape};
 use kubebuilder_attributes::item::{self, ApiType, Field, Kind, Union, Variant, VariantFields};
 use kubebuilder_attributes::{Markers, Spanned, Value};
 use syn::{GenericArgument, Item, PathArguments, Type};
@@ -536,7 +535,7 @@ fn marker(spanned: &Spanned) -> Result<Marker, DeferToBuild> {
         Value::Literals(literals) => {
             Payload::Literals(leak_slice(literals.iter().map(self::literal).collect()))
         }
-        Value::Rule(rule) => Payload::Rule(schema::Rule {
+        Value::Rule(rule) => Payload::Rule(Rule {
             rule: leak(&rule.rule),
             message: rule.message.as_deref().map(leak),
             message_expression: rule.message_expression.as_deref().map(leak),
@@ -544,12 +543,12 @@ fn marker(spanned: &Spanned) -> Result<Marker, DeferToBuild> {
             field_path: rule.field_path.as_deref().map(leak),
             optional_old_self: rule.optional_old_self,
         }),
-        Value::Docs(docs) => Payload::Docs(schema::Docs {
+        Value::Docs(docs) => Payload::Docs(Docs {
             url: leak(&docs.url),
             description: leak(&docs.description),
         }),
     };
-    match Marker::from_row(spanned.variant, payload) {
+    match schema::marker(spanned.variant, payload) {
         Some(marker) => Ok(marker),
         None => defer_to_build!("the marker `{}` has no row", spanned.name),
     }
