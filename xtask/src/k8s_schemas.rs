@@ -1,5 +1,5 @@
 //! `cargo xtask k8s-schemas`: regenerates the table of embedded Kubernetes type schemas
-//! (`macros/kubebuilder/src/schema/k8s_schemas.json`) from controller-gen.
+//! (`kubebuilder/src/schema/k8s_schemas.json`) from controller-gen.
 //!
 //! controller-gen inlines k8s.io/api types with the markers of their Go sources (list and map
 //! types, `+default`s, required lists), which k8s-openapi's schemas do not carry. The Go
@@ -31,7 +31,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<()> {
     let root = kubebuilder_cli::workspace_root();
-    let table_path = root.join("macros/kubebuilder/src/schema/k8s_schemas.json");
+    let table_path = root.join("kubebuilder/src/schema/k8s_schemas.json");
     let fresh = render(&compact(generate(&root.join("xtask/k8s-schemas"))?));
     if args.check {
         let current = std::fs::read_to_string(&table_path).unwrap_or_default();

@@ -48,7 +48,7 @@ const CRATES: &[(&str, &str)] = &[
     ("kubebuilder_runtime", "controller/runtime/src"),
     ("kubebuilder_envtest", "xtask/envtest/src"),
     ("kubebuilder_cli", "xtask/cli/src"),
-    ("kubebuilder", "macros/kubebuilder/src"),
+    ("kubebuilder", "kubebuilder/src"),
     ("api", "api/src"),
     ("controller", "controller/src"),
 ];

@@ -227,7 +227,7 @@ fn bad_input_is_refused_naming_the_problem_and_leaves_the_tree_byte_for_byte_unc
         ),
         (
             format!("init {new_arg} --domain example.com --local {root_arg}/config"),
-            "not a checkout of kubebuilder for Rust (it has no macros/kubebuilder/Cargo.toml)",
+            "not a checkout of kubebuilder for Rust (it has no kubebuilder/Cargo.toml)",
         ),
     ] {
         let error = init::run(&init_args(&line)).unwrap_err();

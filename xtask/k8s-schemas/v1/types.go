@@ -1,7 +1,7 @@
 // Package v1 is the input of `cargo xtask k8s-schemas`: one optional field per Kubernetes
 // type that Rust APIs may embed. controller-gen inlines each type's schema into the
 // field; the generator copies every field's schema into
-// macros/kubebuilder/src/schema/k8s_schemas.json under the field's JSON name, which is the
+// kubebuilder/src/schema/k8s_schemas.json under the field's JSON name, which is the
 // type's OpenAPI definition name (the name k8s-openapi's schemars impls report).
 // The fields carry no doc comment, so each schema keeps the type's own description.
 //

@@ -44,7 +44,7 @@ const KUBEBUILDER_CRATES: &[&str] = &[
 ];
 
 /// A file every checkout of kubebuilder for Rust has, to tell one from another directory.
-const CHECKOUT_MARKER: &str = "macros/kubebuilder/Cargo.toml";
+const CHECKOUT_MARKER: &str = "kubebuilder/Cargo.toml";
 
 /// The options of `init` (kubebuilder's `init`).
 #[derive(clap::Args, Clone, Debug)]
@@ -731,7 +731,7 @@ mod tests {
         assert!(manifest.contains(
             "# kubebuilder for Rust, from a checkout (`init --local`); without the paths, from \
              crates.io.\n\
-             kubebuilder = { version = \"0.1.0\", path = \"../kubebuilder-rs/macros/kubebuilder\" }\n\
+             kubebuilder = { version = \"0.1.0\", path = \"../kubebuilder-rs/kubebuilder\" }\n\
              kubebuilder-cli = { version = \"0.1.0\", path = \"../kubebuilder-rs/xtask/cli\" }\n\
              kubebuilder-envtest = { version = \"0.1.0\", path = \"../kubebuilder-rs/xtask/envtest\" }\n\
              kubebuilder-runtime = { version = \"0.1.0\", path = \"../kubebuilder-rs/controller/runtime\" }\n\n"
@@ -768,7 +768,7 @@ mod tests {
         let error = local_checkout(dir.path(), &dir.path().join("fleet")).unwrap_err();
         assert!(
             error.to_string().ends_with(
-                "not a checkout of kubebuilder for Rust (it has no macros/kubebuilder/Cargo.toml)"
+                "not a checkout of kubebuilder for Rust (it has no kubebuilder/Cargo.toml)"
             ),
             "{error}"
         );
