@@ -5,7 +5,7 @@
 
 #![warn(missing_docs)]
 
-use kubebuilder_attributes::{item, rbac, resource, skip, webhook};
+use kubebuilder_attributes::{rbac, resource, schema, skip, webhook};
 use proc_macro::TokenStream;
 
 /// The root kind of a CRD version, on its spec struct: `+groupName`, the package version,
@@ -29,7 +29,7 @@ pub fn skip(args: TokenStream, item: TokenStream) -> TokenStream {
 /// same schema (for kube-derive CRDs embedding the type). Fields take `#[kubebuilder(...)]`.
 #[proc_macro_attribute]
 pub fn schema(args: TokenStream, item: TokenStream) -> TokenStream {
-    item::expand(args.into(), item.into()).into()
+    schema::expand(args.into(), item.into()).into()
 }
 
 /// `+kubebuilder:rbac` on a reconciler type: one RBAC rule for `config/rbac/role.yaml`.

@@ -46,7 +46,7 @@ use crate::ControllerContext;
 use crate::backoff::RateLimiter;
 use crate::cache::{Cache, CacheError, CachedKind, KindCache, WatchedKind};
 use crate::context::Context;
-use crate::controller::{CachedController, DEFAULT_MAX_CONCURRENT_RECONCILES, Scope};
+use crate::controller::{CachedController, DEFAULT_MAX_CONCURRENT_RECONCILES, WatchScope};
 use crate::manager::{Manager, NeedLeaderElection};
 use crate::predicate::{Filters, Predicate};
 
@@ -90,7 +90,7 @@ pub struct Builder<K: WatchedKind> {
 
 /// Adds one watch to a controller in one scope, given the controller's event filters.
 type AddWatch<K> =
-    Arc<dyn Fn(CachedController<K>, &Scope, &Filters) -> CachedController<K> + Send + Sync>;
+    Arc<dyn Fn(CachedController<K>, &WatchScope, &Filters) -> CachedController<K> + Send + Sync>;
 
 /// The cache of the controller's kind, found when the controller starts: at once for a
 /// Rust type, from discovery for a kind known at run time.
@@ -267,7 +267,7 @@ impl<K: WatchedKind> Builder<K> {
             needs,
         } = self;
         let reconciler = Arc::new(reconciler);
-        let build = Arc::new(move |scope: &Scope, kind: &KindCache<K>| {
+        let build = Arc::new(move |scope: &WatchScope, kind: &KindCache<K>| {
             let own = own_filters.clone().extend(&event_filters);
             let controller = scope.controller_of(kind, own);
             watches.iter().fold(controller, |controller, add| {

@@ -58,14 +58,14 @@ pub struct ControllerContext {
 
 /// Where a controller watches: one namespace of `--namespace`, or the whole cluster.
 #[derive(Clone)]
-pub struct Scope {
+pub struct WatchScope {
     client: Client,
     cache: Cache,
     namespace: Option<String>,
     queue: Workqueue,
 }
 
-impl Scope {
+impl WatchScope {
     /// The namespace, `None` for all namespaces.
     pub fn namespace(&self) -> Option<&str> {
         self.namespace.as_deref()
@@ -168,12 +168,16 @@ impl<K: WatchedKind> CachedController<K> {
     /// Reconciles the owners of kind `K` of every `Child` that changes
     /// (controller-runtime's `Owns(&Child{})`). Only the child's metadata is decoded.
     #[must_use]
-    pub fn owns_cached<Child: CachedKind>(self, scope: &Scope) -> Self {
+    pub fn owns_cached<Child: CachedKind>(self, scope: &WatchScope) -> Self {
         self.owns_filtered::<Child>(scope, Filters::default())
     }
 
     /// [`CachedController::owns_cached`] for the changes `filters` admit.
-    pub(crate) fn owns_filtered<Child: CachedKind>(self, scope: &Scope, filters: Filters) -> Self {
+    pub(crate) fn owns_filtered<Child: CachedKind>(
+        self,
+        scope: &WatchScope,
+        filters: Filters,
+    ) -> Self {
         let owner_kind = self.info.dyntype.clone();
         self.watches_decoded(scope, filters, move |child: &Compact<Child>| {
             let metadata = decode_metadata(child)?;
@@ -195,7 +199,7 @@ impl<K: WatchedKind> CachedController<K> {
     #[must_use]
     pub fn watches_cached<Other, I>(
         self,
-        scope: &Scope,
+        scope: &WatchScope,
         mapper: impl Fn(Arc<Other>) -> I + Send + Sync + 'static,
     ) -> Self
     where
@@ -208,7 +212,7 @@ impl<K: WatchedKind> CachedController<K> {
     /// [`CachedController::watches_cached`] for the changes `filters` admit.
     pub(crate) fn watches_filtered<Other, I>(
         self,
-        scope: &Scope,
+        scope: &WatchScope,
         filters: Filters,
         mapper: impl Fn(Arc<Other>) -> I + Send + Sync + 'static,
     ) -> Self
@@ -225,7 +229,7 @@ impl<K: WatchedKind> CachedController<K> {
     /// it) that `filters` admit.
     fn watches_decoded<Other: CachedKind>(
         self,
-        scope: &Scope,
+        scope: &WatchScope,
         filters: Filters,
         map: impl Fn(&Compact<Other>) -> Result<Vec<ObjectRef<K>>, CacheError> + Send + Sync + 'static,
     ) -> Self {
@@ -306,8 +310,8 @@ impl ControllerContext {
     }
 
     /// One scope per namespace given with `--namespace`, or one cluster-wide scope.
-    pub fn scopes(&self) -> Vec<Scope> {
-        let scope = |namespace: Option<&String>| Scope {
+    pub fn scopes(&self) -> Vec<WatchScope> {
+        let scope = |namespace: Option<&String>| WatchScope {
             client: self.client.clone(),
             cache: self.cache.clone(),
             namespace: namespace.cloned(),
@@ -350,7 +354,7 @@ impl ControllerContext {
     /// the main store of every scope has synced.
     pub async fn run<K, Ctx, R, Fut, E>(
         self,
-        build: impl Fn(&Scope) -> CachedController<K>,
+        build: impl Fn(&WatchScope) -> CachedController<K>,
         reconcile: R,
         context: Arc<Ctx>,
     ) where

@@ -51,7 +51,7 @@ pub use builder::{Builder, Reconciler};
 pub use clock::{Clock, SystemClock, TestClock};
 pub use context::Context;
 pub use controller::{
-    CachedController, ControllerContext, DEFAULT_MAX_CONCURRENT_RECONCILES, Scope, is_conflict,
+    CachedController, ControllerContext, DEFAULT_MAX_CONCURRENT_RECONCILES, WatchScope, is_conflict,
 };
 pub use manager::{
     Manager, ManagerError, NeedLeaderElection, RunnableError, RunningManager, shutdown_signal,

@@ -9,13 +9,13 @@
 mod args;
 mod definitions;
 mod docs;
-pub mod item;
 mod k8s_values;
 mod markers;
 pub mod rbac;
 #[cfg(test)]
 mod registry;
 pub mod resource;
+pub mod schema;
 pub mod skip;
 mod tokens;
 mod types;

@@ -288,7 +288,7 @@ proptest! {
             parse_root(&args, &mut errors);
         }
         let spec = quote!(pub struct S { #[kubebuilder(#tokens)] pub a: Option<i32> });
-        crate::item::expand(tokens.clone(), spec.clone());
+        crate::schema::expand(tokens.clone(), spec.clone());
         crate::resource::expand(tokens, spec);
     }
 }

@@ -12,9 +12,9 @@ use kubebuilder::crd::{self, RootSchema, Version};
 use kubebuilder::declarations::Declarations;
 use kubebuilder::schema::Shape;
 use kubebuilder::{rbac, webhook};
-use kubebuilder_attributes::item::ApiType;
+use kubebuilder_attributes::Errors;
 use kubebuilder_attributes::resource::{self, KindNames, SpecKind};
-use kubebuilder_attributes::{Errors, item};
+use kubebuilder_attributes::schema::{self as parsed, ApiType};
 use quote::ToTokens;
 use syn::{Attribute, Item};
 
@@ -112,7 +112,7 @@ impl<'s> Found<'s> {
                 Some("schema") if read_by_resource => {}
                 Some("schema") if !declares_type => {
                     declares_type = true;
-                    self.add_api_type(module, errors(item::read(args, seen))?)?;
+                    self.add_api_type(module, errors(parsed::read(args, seen))?)?;
                 }
                 Some("rbac") => {
                     let rule = kubebuilder_attributes::rbac::read(args, &seen.to_token_stream());

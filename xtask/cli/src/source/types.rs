@@ -1,6 +1,6 @@
 //! The schemas of the API types, built from their parsed attributes as the `Schema` impls
 //! that `#[kubebuilder::schema]` generates build them (`kubebuilder-attributes`'
-//! `item/generate.rs`, function for function), and checked as its `const`s check them: a
+//! `schema/generate.rs`, function for function), and checked as its `const`s check them: a
 //! check that fails is a compile error there, and the build's to report here.
 
 use std::cell::RefCell;
@@ -10,7 +10,9 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSche
 use kubebuilder::__private::schema::by_path::{self, Container, Typed};
 use kubebuilder::__private::schema::{self, Message, Payload, Property, Tagging};
 use kubebuilder::schema::{Docs, Literal, Marker, Node, Rule, Shape};
-use kubebuilder_attributes::item::{self, ApiType, Field, Kind, Union, Variant, VariantFields};
+use kubebuilder_attributes::schema::{
+    self as parsed, ApiType, Field, Kind, Union, Variant, VariantFields,
+};
 use kubebuilder_attributes::{Markers, Spanned, Value};
 use syn::{GenericArgument, Item, PathArguments, Type};
 
@@ -274,7 +276,7 @@ impl Evaluator<'_, '_> {
     ) -> Result<JSONSchemaProps, DeferToBuild> {
         let (own, _) = render(markers)?;
         match &union.tagging {
-            item::Tagging::External => {
+            parsed::Tagging::External => {
                 let properties = union
                     .variants
                     .iter()
@@ -294,7 +296,7 @@ impl Evaluator<'_, '_> {
                 markers.push(Marker::ExactlyOneOf(leak_slice(names)));
                 Ok(schema::object(doc, properties, &markers))
             }
-            item::Tagging::Internal(tag) => {
+            parsed::Tagging::Internal(tag) => {
                 let variants = union
                     .variants
                     .iter()
@@ -308,7 +310,7 @@ impl Evaluator<'_, '_> {
                     .collect::<Result<_, DeferToBuild>>()?;
                 Ok(schema::internally_tagged(doc, tag, variants, own))
             }
-            item::Tagging::Untagged => {
+            parsed::Tagging::Untagged => {
                 let variants = union
                     .variants
                     .iter()
@@ -414,7 +416,7 @@ impl Evaluator<'_, '_> {
             .collect::<Result<Vec<_>, DeferToBuild>>()?;
         let variant_shapes = leak_slice(shapes.iter().copied().flatten().collect());
         Ok(match &union.tagging {
-            item::Tagging::External => {
+            parsed::Tagging::External => {
                 let properties = union
                     .variants
                     .iter()
@@ -426,7 +428,7 @@ impl Evaluator<'_, '_> {
                     ..Shape::typed(name, "object")
                 }
             }
-            item::Tagging::Internal(tag) => {
+            parsed::Tagging::Internal(tag) => {
                 let names = union
                     .variants
                     .iter()
@@ -443,7 +445,7 @@ impl Evaluator<'_, '_> {
                     ..Shape::typed(name, "object")
                 }
             }
-            item::Tagging::Untagged => Shape::untagged(name, variant_shapes),
+            parsed::Tagging::Untagged => Shape::untagged(name, variant_shapes),
         })
     }
 
@@ -466,9 +468,9 @@ impl Evaluator<'_, '_> {
         }
         if let Kind::Union(union) = &api_type.shape {
             let tagging = match &union.tagging {
-                item::Tagging::External => Tagging::External,
-                item::Tagging::Internal(tag) => Tagging::Internal(leak(tag)),
-                item::Tagging::Untagged => Tagging::Untagged,
+                parsed::Tagging::External => Tagging::External,
+                parsed::Tagging::Internal(tag) => Tagging::Internal(leak(tag)),
+                parsed::Tagging::Untagged => Tagging::Untagged,
             };
             let variants = union
                 .variants

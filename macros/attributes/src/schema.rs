@@ -2,7 +2,7 @@
 //! Kubernetes API type (Clone, Debug, PartialEq, serde with camelCase fields and `None`
 //! omitted), its `kubebuilder::schema::Schema` impl and a `schemars::JsonSchema` impl giving
 //! the same schema (so that it embeds in kube-derive CRDs). Parse the item into an [`ApiType`]
-//! (here), validate and generate (`item/generate.rs`); on error the item and a stub impl are
+//! (here), validate and generate (`schema/generate.rs`); on error the item and a stub impl are
 //! still emitted, so one mistake gives one message.
 
 mod generate;
