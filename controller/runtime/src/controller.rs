@@ -7,7 +7,7 @@
 //! reconciles in flight finish. Unlike controller-runtime, a reconcile whose write met a
 //! newer version (a conflict) is retried without being reported as an error.
 //!
-//! Controllers read and watch through the manager's [`Cache`]: [`Scope::controller_for`]
+//! Controllers read and watch through the manager's [`Cache`]: [`WatchScope::controller_for`]
 //! and the watches of [`CachedController`] build kube-runtime `Controller`s on its shared
 //! informers, over the cache's compact objects; each reconcile gets the object decoded.
 
@@ -157,7 +157,7 @@ fn judged<K>(filters: &Filters, change: &ObjectChange<K>, kind: &str) -> Option<
 }
 
 /// A controller of `K` on the manager's shared informers, built by
-/// [`Scope::controller_for`] (controller-runtime's builder after `For(&K{})`) and run by
+/// [`WatchScope::controller_for`] (controller-runtime's builder after `For(&K{})`) and run by
 /// [`ControllerContext::run`].
 pub struct CachedController<K: WatchedKind> {
     controller: Controller<Compact<K>>,
@@ -343,7 +343,7 @@ impl ControllerContext {
     }
 
     /// Runs one `Controller` per scope (built by `build`, usually from
-    /// [`Scope::controller_for`]) with `reconcile` until the manager stops it, then waits
+    /// [`WatchScope::controller_for`]) with `reconcile` until the manager stops it, then waits
     /// for the reconciles in flight.
     ///
     /// Errors requeue the object after a per-object exponential back-off (5 ms doubling

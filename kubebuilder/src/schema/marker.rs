@@ -103,7 +103,7 @@ impl Docs {
 }
 
 /// What a marker's node must be, checked at compile time against its shape
-/// ([`check_marker`](super::check_marker)).
+/// ([`check_marker`](super::shape::check_marker)).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Needs {
     /// Any node.

@@ -86,7 +86,7 @@ impl Shape {
         shape
     }
 
-    /// The shape of an untagged enum from its variants' ([`check_union`](super::check_union)
+    /// The shape of an untagged enum from its variants' ([`check_union`](super::union::check_union)
     /// refuses the others): an int-or-string, or an object with the variants' fields.
     pub const fn untagged(name: &'static str, variants: &'static [&'static Shape]) -> Shape {
         match variants.first() {

@@ -7,14 +7,14 @@
 //! does not link the project's `api` and `controller` crates, whose attributes register the
 //! declarations (CRD versions, RBAC rules, webhooks) that `manifests` renders: the
 //! project's small declarations binary does, and `manifests` runs it
-//! ([`manifests::DECLARATIONS_PACKAGE`]), so that an edit to the API does not rebuild xtask.
+//! (the `declarations` package), so that an edit to the API does not rebuild xtask.
 
 #![warn(missing_docs)]
 
 // What `cargo kubebuilder` runs, the scaffolds and the manifests they render, is always
 // built; the other commands only with the `xtask` feature (on by default), so that
 // `cargo kubebuilder` builds none of the client stack and control-plane harness they need.
-pub mod manifests;
+mod manifests;
 pub mod scaffold;
 pub mod source;
 pub mod tools;

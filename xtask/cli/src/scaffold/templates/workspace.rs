@@ -238,8 +238,7 @@ fn main() -> anyhow::Result<()> {
 "#;
 
 /// The binary `cargo xtask manifests` runs for the declarations of `api` and `controller`
-/// ([`DECLARATIONS_PACKAGE`](crate::manifests::DECLARATIONS_PACKAGE)); this repository's
-/// own is the same.
+/// (the `declarations` package); this repository's own is the same.
 pub const DECLARATIONS_CARGO_TOML: &str = r#"[package]
 name = "declarations"
 version.workspace = true
