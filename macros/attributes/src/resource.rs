@@ -347,15 +347,30 @@ pub struct WrittenArgument {
     pub last: Span,
 }
 
-/// Reads the arguments of `#[kubebuilder::resource(attr)]` alone (not the struct below
+/// `#[kubebuilder::resource(...)]`.
+pub fn is_resource_attribute(attr: &syn::Attribute) -> bool {
+    let segments: Vec<String> = attr
+        .path()
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    segments == ["kubebuilder", "resource"]
+}
+
+/// Reads the arguments of a `#[kubebuilder::resource(...)]` alone (not the struct below
 /// it): what they declare and where they are, or every mistake in them.
-pub fn read_written(attr: TokenStream) -> Result<Written, Errors> {
-    let args = args::parse(attr.clone())?;
+pub fn read_written(attr: &syn::Attribute) -> Result<Written, Errors> {
+    let args = args::attribute_args(attr)?;
     let mut errors = Errors::default();
     let resource = parse(&args, &mut errors);
+    let tokens = match &attr.meta {
+        syn::Meta::List(list) => list.tokens.clone(),
+        _ => TokenStream::new(),
+    };
     errors.into_result(Written {
         resource,
-        arguments: written_arguments(attr),
+        arguments: written_arguments(tokens),
     })
 }
 

@@ -72,7 +72,7 @@ fn skip_module(mut module: ItemMod, errors: &mut Errors) -> TokenStream {
 fn skip_item(item: Item, errors: &mut Errors) -> TokenStream {
     match item {
         Item::Struct(mut spec) => {
-            let Some(at) = spec.attrs.iter().position(is_resource_attribute) else {
+            let Some(at) = spec.attrs.iter().position(resource::is_resource_attribute) else {
                 return spec.into_token_stream();
             };
             let attr = spec.attrs.remove(at);
@@ -85,15 +85,4 @@ fn skip_item(item: Item, errors: &mut Errors) -> TokenStream {
         Item::Mod(module) => skip_module(module, errors),
         other => other.into_token_stream(),
     }
-}
-
-/// `#[kubebuilder::resource(...)]`.
-fn is_resource_attribute(attr: &syn::Attribute) -> bool {
-    let segments: Vec<String> = attr
-        .path()
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
-    segments == ["kubebuilder", "resource"]
 }

@@ -173,20 +173,10 @@ fn collect_resources(path: &str, items: &[syn::Item], found: &mut Vec<Written>) 
         match item {
             syn::Item::Struct(item) => {
                 for attr in &item.attrs {
-                    let segments: Vec<String> = attr
-                        .path()
-                        .segments
-                        .iter()
-                        .map(|s| s.ident.to_string())
-                        .collect();
-                    if segments != ["kubebuilder", "resource"] {
+                    if !resource::is_resource_attribute(attr) {
                         continue;
                     }
-                    let tokens = match &attr.meta {
-                        syn::Meta::List(list) => list.tokens.clone(),
-                        _ => proc_macro2::TokenStream::new(),
-                    };
-                    let written = resource::read_written(tokens).map_err(|errors| {
+                    let written = resource::read_written(attr).map_err(|errors| {
                         let at = attr.pound_token.span.start();
                         anyhow::anyhow!(
                             "{path}:{}: the `#[kubebuilder::resource]` of `{}` is refused: {}",
