@@ -5,6 +5,7 @@
 //! (here), validate and generate (`schema/generate.rs`); on error the item and a stub impl are
 //! still emitted, so one mistake gives one message.
 
+mod code;
 pub mod evaluate;
 mod generate;
 mod serde_attrs;

@@ -28,8 +28,10 @@ pub trait Backend {
 
     /// The shape of a field's type (`Schema::SHAPE`; a schemaless field's has no type).
     fn field_shape(&self, field: &Field) -> Result<Self::Shape, Self::Error>;
-    /// A field's schema: its type's node with `doc` and `markers` applied.
-    fn field_schema(
+    /// A field's schema: its type's node with `doc` and the field's markers applied.
+    fn field_schema(&self, field: &Field, doc: &str) -> Result<Self::Schema, Self::Error>;
+    /// A newtype's schema: its field's type's node with the type's `doc` and `markers`.
+    fn newtype_schema(
         &self,
         field: &Field,
         doc: &str,
@@ -191,7 +193,7 @@ impl<B: Backend> Walk<'_, B> {
         let (doc, markers) = (&self.api_type.doc, &self.api_type.markers);
         Ok(match &self.api_type.shape {
             Kind::Struct(fields) => b.object(doc, self.properties(fields)?, Some(markers), None)?,
-            Kind::Newtype(field) => b.field_schema(field, doc, markers)?,
+            Kind::Newtype(field) => b.newtype_schema(field, doc, markers)?,
             Kind::Enum(values) => b.string_enum(doc, values, markers)?,
             Kind::Custom => b.markers_alone(markers)?,
             Kind::Union(union) => self.union_schema(union)?,
@@ -255,7 +257,7 @@ impl<B: Backend> Walk<'_, B> {
                 } else {
                     &field.doc
                 };
-                b.field_schema(field, doc, &field.markers)?
+                b.field_schema(field, doc)?
             }
             VariantFields::Struct(fields) => {
                 b.object(&variant.doc, self.properties(fields)?, None, None)?

@@ -239,7 +239,11 @@ impl Backend for Values<'_, '_> {
         Ok(self.field_typed(field)?.shape)
     }
 
-    fn field_schema(
+    fn field_schema(&self, field: &Field, doc: &str) -> Result<JSONSchemaProps, DeferToBuild> {
+        self.newtype_schema(field, doc, &field.markers)
+    }
+
+    fn newtype_schema(
         &self,
         field: &Field,
         doc: &str,
@@ -258,7 +262,7 @@ impl Backend for Values<'_, '_> {
         let (own, _) = render(&field.markers)?;
         Ok(Property {
             name: leak(&field.json_name),
-            schema: self.field_schema(field, &field.doc, &field.markers)?,
+            schema: self.field_schema(field, &field.doc)?,
             required: field.required(),
             inline: field.inline,
             markers: own,
