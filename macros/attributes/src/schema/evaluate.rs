@@ -1,10 +1,9 @@
-//! The walk over an API type: which schema, node and compile-time shape each kind of type
-//! gets, and which checks run against which shape, generic over a [`Backend`] that makes
-//! them. `cargo xtask manifests` walks it with a backend that computes the values from the
-//! sources (kubebuilder-cli's source reader), resolving each field's type by name where the
-//! compiled code resolves it through the type's `Schema` impl. The code `generate.rs` writes
-//! for `#[kubebuilder::schema]` still follows the same walk on its own; a backend that writes
-//! that code is the next step, and then the walk is written once.
+//! The walk over an API type, written once: which schema, node and compile-time shape each
+//! kind of type gets, and which checks run against which shape, generic over a [`Backend`]
+//! that makes them. `#[kubebuilder::schema]` walks it with a backend that writes the code of
+//! the `Schema` impl (`code.rs`); `cargo xtask manifests` walks it with one that computes the
+//! same values from the sources (kubebuilder-cli's source reader), resolving each field's type
+//! by name where the compiled code resolves it through the type's `Schema` impl.
 
 use super::{ApiType, Field, Kind, Tagging, Union, Variant, VariantFields};
 use crate::markers::Markers;
