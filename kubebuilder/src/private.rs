@@ -16,7 +16,7 @@ use serde::ser::SerializeStruct;
 /// their markers. The source reader of `cargo xtask manifests` calls the same.
 pub mod schema {
     pub use crate::schema::build::{Property, field, from_markers, object, string_enum};
-    pub use crate::schema::marker::{Needs, Payload};
+    pub use crate::schema::marker::Needs;
     pub use crate::schema::shape::{
         Message, check_bytes, check_items_marker, check_json_path, check_marker,
     };
@@ -25,8 +25,11 @@ pub mod schema {
     /// The marker of the row named `variant` (`"Minimum"`) with this value; `None` for no
     /// such row, or a value of another kind. For the source reader, which has the rows'
     /// names where the macros write the variants.
-    pub fn marker(variant: &str, payload: Payload) -> Option<crate::schema::Marker> {
-        crate::schema::Marker::from_row(variant, payload)
+    pub fn marker(
+        variant: &str,
+        value: kubebuilder_model::schema::Value,
+    ) -> Option<crate::schema::Marker> {
+        crate::schema::Marker::from_row(variant, value)
     }
 
     /// The types this crate implements `Schema` for, by the path a source names them with.

@@ -1,6 +1,7 @@
 //! The schemas the generated `Schema` impls assemble: a field's, a struct's, a unit enum's
 //! and a custom type's. Reached through `__private::schema`.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
@@ -89,7 +90,7 @@ pub fn string_enum(
         description: (!description.is_empty()).then(|| description.to_owned()),
         ..JSONSchemaProps::default()
     };
-    marker::apply_sorted(&mut schema, &[Marker::Enum(values)]);
+    marker::apply_sorted(&mut schema, &[Marker::Enum(Cow::Borrowed(values))]);
     marker::apply_sorted(&mut schema, markers);
     schema
 }

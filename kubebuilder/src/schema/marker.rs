@@ -9,109 +9,59 @@
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     ExternalDocumentation, JSON, JSONSchemaProps, ValidationRule,
 };
-use serde_json::Value;
+use kubebuilder_model::Text;
+pub use kubebuilder_model::schema::{Docs, Literal, Rule};
+use kubebuilder_model::schema::{Value, kind};
+use serde_json::Value as Json;
 
-/// A literal value written in an attribute (`default`, `example`, `enum` members).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Literal {
-    /// `null`, which only `default_json` can write.
-    Null,
-    /// `true` or `false`.
-    Bool(bool),
-    /// A number without a fraction or exponent.
-    Int(i64),
-    /// Any other number.
-    Float(f64),
-    /// A string.
-    String(&'static str),
-    /// A list (`[1, 2]`).
-    List(&'static [Literal]),
-    /// A map (`{"a": 1}`), its entries in the order written.
-    Map(&'static [(&'static str, Literal)]),
-}
-
-impl Literal {
-    /// The value as JSON, for the schema's `default`, `example` and `enum`.
-    pub fn to_json(&self) -> Value {
-        match *self {
-            Literal::Null => Value::Null,
-            Literal::Bool(b) => Value::Bool(b),
-            Literal::Int(i) => Value::from(i),
-            Literal::Float(f) => Value::from(f),
-            Literal::String(s) => Value::from(s),
-            Literal::List(items) => Value::Array(items.iter().map(Literal::to_json).collect()),
-            Literal::Map(entries) => Value::Object(
-                entries
-                    .iter()
-                    .map(|(key, value)| ((*key).to_owned(), value.to_json()))
-                    .collect(),
-            ),
-        }
+/// A literal as JSON, for the schema's `default`, `example` and `enum`.
+fn json(literal: &Literal) -> Json {
+    match literal {
+        Literal::Null => Json::Null,
+        Literal::Bool(b) => Json::Bool(*b),
+        Literal::Int(i) => Json::from(*i),
+        Literal::Float(f) => Json::from(*f),
+        Literal::String(s) => Json::from(s.as_ref()),
+        Literal::List(items) => Json::Array(items.iter().map(json).collect()),
+        Literal::Map(entries) => Json::Object(
+            entries
+                .iter()
+                .map(|(key, value)| (key.to_string(), json(value)))
+                .collect(),
+        ),
     }
 }
 
-/// One `x-kubernetes-validations` entry (`+kubebuilder:validation:XValidation`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Rule {
-    /// The CEL expression that must hold (`self.minReplicas <= self.replicas`).
-    pub rule: &'static str,
-    /// `message`, reported when the rule fails; `None` lets the apiserver report the rule.
-    pub message: Option<&'static str>,
-    /// `messageExpression`: CEL computing the message, preferred over `message`.
-    pub message_expression: Option<&'static str>,
-    /// `reason`: the cause reported when the rule fails (`FieldValueForbidden`, ...);
-    /// `None` leaves the apiserver's `FieldValueInvalid`.
-    pub reason: Option<&'static str>,
-    /// `fieldPath`: the field the failure is reported at, relative to the node
-    /// (`.spec.replicas`); `None` reports it at the node.
-    pub field_path: Option<&'static str>,
-    /// `optionalOldSelf`: `Some(true)` evaluates a transition rule on create too, with
-    /// `oldSelf` an optional.
-    pub optional_old_self: Option<bool>,
-}
-
-impl Rule {
-    /// The rule as an `x-kubernetes-validations` entry.
-    pub fn to_validation_rule(&self) -> ValidationRule {
-        ValidationRule {
-            rule: self.rule.to_owned(),
-            message: self.message.map(str::to_owned),
-            message_expression: self.message_expression.map(str::to_owned),
-            reason: self.reason.map(str::to_owned),
-            field_path: self.field_path.map(str::to_owned),
-            optional_old_self: self.optional_old_self,
-        }
+/// A rule as an `x-kubernetes-validations` entry.
+fn validation_rule(rule: &Rule) -> ValidationRule {
+    let owned = |text: &Option<Text>| text.as_ref().map(|text| text.to_string());
+    ValidationRule {
+        rule: rule.rule.to_string(),
+        message: owned(&rule.message),
+        message_expression: owned(&rule.message_expression),
+        reason: owned(&rule.reason),
+        field_path: owned(&rule.field_path),
+        optional_old_self: rule.optional_old_self,
     }
 }
 
-/// `+kubebuilder:externalDocs`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Docs {
-    /// `externalDocs.url`; empty leaves it out.
-    pub url: &'static str,
-    /// `externalDocs.description`; empty leaves it out.
-    pub description: &'static str,
-}
-
-impl Docs {
-    fn to_external_documentation(self) -> ExternalDocumentation {
-        ExternalDocumentation {
-            url: non_empty(self.url),
-            description: non_empty(self.description),
-        }
+fn external_documentation(docs: &Docs) -> ExternalDocumentation {
+    ExternalDocumentation {
+        url: non_empty(&docs.url),
+        description: non_empty(&docs.description),
     }
 }
 
 /// What a marker's node must be, checked at compile time against its shape
 /// ([`check_marker`](super::shape::check_marker)).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Needs {
+pub enum Needs<'a> {
     /// Any node.
     Nothing,
     /// An integer or a number.
     Numeric,
     /// Numeric, and integral when the node is an integer.
-    Bound(f64),
+    Bound(&'a f64),
     /// A string or an int-or-string.
     Textual,
     /// An array.
@@ -123,76 +73,25 @@ pub enum Needs {
     /// An object, or a node without a type.
     ObjectLike,
     /// A value of the node's type (a default).
-    Fits(Literal),
+    Fits(&'a Literal),
 }
 
-/// The payload of a marker, by the value kind of its row (`$value` only says it has one).
+/// The type of a row's value (`$value` only says it has one).
 macro_rules! payload {
-    (Bool $value:ident) => { bool };
-    (Number $value:ident) => { f64 };
-    (Integer $value:ident) => { i64 };
-    (String $value:ident) => { &'static str };
-    (Choice $value:ident) => { &'static str };
-    (Pattern $value:ident) => { &'static str };
-    (Literal $value:ident) => { Literal };
-    (Json $value:ident) => { Literal };
-    (Literals $value:ident) => { &'static [Literal] };
-    (Rule $value:ident) => { Rule };
-    (Fields $value:ident) => { &'static [&'static str] };
-    (Docs $value:ident) => { Docs };
+    ($kind:ident $value:ident) => {
+        kind::$kind
+    };
 }
 
-/// A marker's value by the value kind of its row, for building a [`Marker`] from its row's
-/// name at run time ([`Marker::from_row`]).
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Payload {
-    /// `Flag`: none.
-    None,
-    /// `Bool`.
-    Bool(bool),
-    /// `Number`.
-    Number(f64),
-    /// `Integer`.
-    Integer(i64),
-    /// `String`, `Choice` and `Pattern`.
-    Text(&'static str),
-    /// `Literal` and `Json`.
-    Literal(Literal),
-    /// `Literals`.
-    Literals(&'static [Literal]),
-    /// `Rule`.
-    Rule(Rule),
-    /// `Fields`.
-    Fields(&'static [&'static str]),
-    /// `Docs`.
-    Docs(Docs),
-}
-
-/// The marker of a row from its payload (`$value` only says it has one): the
-/// [`Payload`] variant of each value kind.
-macro_rules! from_payload {
-    ($variant:ident, $payload:ident,) => {
-        matches!($payload, Payload::None).then_some(Marker::$variant)
+/// The marker of a row from a value: `$kind` is the row's value kind, `$value` present when
+/// the kind has a value.
+macro_rules! from_value {
+    ($variant:ident, $input:ident, $kind:ident) => {
+        matches!($input, Value::$kind).then_some(Marker::$variant)
     };
-    ($variant:ident, $payload:ident, $kind:ident $value:ident) => {
-        from_payload!(@$kind $variant, $payload)
-    };
-    (@Bool $variant:ident, $payload:ident) => { from_payload!(@as Bool $variant, $payload) };
-    (@Number $variant:ident, $payload:ident) => { from_payload!(@as Number $variant, $payload) };
-    (@Integer $variant:ident, $payload:ident) => { from_payload!(@as Integer $variant, $payload) };
-    (@String $variant:ident, $payload:ident) => { from_payload!(@as Text $variant, $payload) };
-    (@Choice $variant:ident, $payload:ident) => { from_payload!(@as Text $variant, $payload) };
-    (@Pattern $variant:ident, $payload:ident) => { from_payload!(@as Text $variant, $payload) };
-    (@Literal $variant:ident, $payload:ident) => { from_payload!(@as Literal $variant, $payload) };
-    (@Json $variant:ident, $payload:ident) => { from_payload!(@as Literal $variant, $payload) };
-    (@Literals $variant:ident, $payload:ident) => { from_payload!(@as Literals $variant, $payload) };
-    (@Rule $variant:ident, $payload:ident) => { from_payload!(@as Rule $variant, $payload) };
-    (@Fields $variant:ident, $payload:ident) => { from_payload!(@as Fields $variant, $payload) };
-    (@Docs $variant:ident, $payload:ident) => { from_payload!(@as Docs $variant, $payload) };
-    (@as $kind:ident $variant:ident, $payload:ident) => {
-        match $payload {
-            Payload::$kind(value) => Some(Marker::$variant(value)),
+    ($variant:ident, $input:ident, $kind:ident $value:ident) => {
+        match $input {
+            Value::$kind(value) => Some(Marker::$variant(value)),
             _ => None,
         }
     };
@@ -221,7 +120,7 @@ macro_rules! define_markers {
     })*]) => {
         /// A schema marker of controller-gen, by its row in `kubebuilder-markers`
         /// (spellings: docs/markers.md).
-        #[derive(Clone, Copy, Debug, PartialEq)]
+        #[derive(Clone, Debug, PartialEq)]
         pub enum Marker {
             $( $(#[$doc])* $variant $( (payload!($kind $value)) )?, )*
         }
@@ -230,9 +129,9 @@ macro_rules! define_markers {
             /// The marker of the row named `variant` (`"Minimum"`) with this value, as the
             /// attribute macros write it; `None` for no such row, or a value of another kind.
             /// For `cargo xtask manifests`, which reads the attributes from the sources.
-            pub(crate) fn from_row(variant: &str, payload: Payload) -> Option<Marker> {
+            pub(crate) fn from_row(variant: &str, value: Value) -> Option<Marker> {
                 match variant {
-                    $( stringify!($variant) => from_payload!($variant, payload, $($kind $value)?), )*
+                    $( stringify!($variant) => from_value!($variant, value, $kind $($value)?), )*
                     _ => None,
                 }
             }
@@ -248,8 +147,8 @@ macro_rules! define_markers {
 
             /// The node this marker must sit on.
             #[allow(unused_variables, reason = "rows bind their value whether `needs` reads it or not")]
-            pub const fn needs(&self) -> Needs {
-                match *self {
+            pub const fn needs(&self) -> Needs<'_> {
+                match self {
                     $( Marker::$variant $( ($value) )? => Needs::$needs $( ($needs_value) )?, )*
                 }
             }
@@ -257,7 +156,7 @@ macro_rules! define_markers {
             /// Changes `schema` as controller-gen's marker does. Preconditions were checked
             /// at compile time, so this cannot fail.
             pub fn apply(&self, schema: &mut JSONSchemaProps) {
-                match *self {
+                match self {
                     $( Marker::$variant $( ($value) )? => {
                         let $schema = &mut *schema;
                         $apply;
@@ -268,7 +167,7 @@ macro_rules! define_markers {
             /// Changes the struct `object` that holds the optional field `field` with this
             /// marker, as controller-gen's struct pass does (most markers change nothing).
             pub fn apply_to_object(&self, object: &mut JSONSchemaProps, field: &str) {
-                match *self {
+                match self {
                     $( Marker::$variant { .. } => {
                         $(
                             let $object = &mut *object;
@@ -306,10 +205,10 @@ pub(crate) fn push_rule(schema: &mut JSONSchemaProps, rule: ValidationRule) {
 
 /// A default as controller-gen writes it: `{}` on an array is `[]` (`default={}` is the only
 /// way to spell an empty list in a Go marker).
-fn default_value(schema: &JSONSchemaProps, value: Literal) -> Value {
-    let value = value.to_json();
-    if schema.type_.as_deref() == Some("array") && value == Value::Object(Default::default()) {
-        Value::Array(Vec::new())
+fn default_value(schema: &JSONSchemaProps, value: &Literal) -> Json {
+    let value = json(value);
+    if schema.type_.as_deref() == Some("array") && value == Json::Object(Default::default()) {
+        Json::Array(Vec::new())
     } else {
         value
     }
@@ -322,7 +221,7 @@ enum OneOf {
 }
 
 /// The CEL rule controller-gen v0.21 writes for the OneOf markers: count the fields set.
-fn one_of_rule(fields: &[&str], kind: OneOf) -> ValidationRule {
+fn one_of_rule(fields: &[Text], kind: OneOf) -> ValidationRule {
     let has: Vec<String> = fields.iter().map(|f| format!("has(self.{f})")).collect();
     let count = format!("[{}].filter(x,x==true).size()", has.join(","));
     // Go prints the list with %v: `[a b]`.

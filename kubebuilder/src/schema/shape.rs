@@ -5,6 +5,8 @@
 //! evaluates the checks below in `const` items, so a mistake is a compile error whose
 //! message is built here and whose span is the offending attribute.
 
+use kubebuilder_model::{as_slice, as_str};
+
 use super::marker::{Literal, Marker, Needs};
 
 /// The compile-time outline of a type's schema.
@@ -67,17 +69,17 @@ impl Shape {
     }
 
     /// The shape after a node's type-changing markers (`type`, `x_int_or_string`, `enum`).
-    pub const fn with_markers(self, markers: &[Marker]) -> Shape {
+    pub const fn with_markers(self, markers: &'static [Marker]) -> Shape {
         let mut shape = self;
         let mut i = 0;
         while i < markers.len() {
-            match markers[i] {
+            match &markers[i] {
                 Marker::Type(type_) => {
-                    shape.type_ = type_;
+                    shape.type_ = as_str(type_);
                     shape.known = true;
                 }
                 Marker::IntOrString => shape.int_or_string = true,
-                Marker::Enum(values) => shape.enum_ = values,
+                Marker::Enum(values) => shape.enum_ = as_slice(values),
                 Marker::PreserveUnknownFields => shape.preserve_unknown_fields = true,
                 _ => {}
             }
@@ -185,13 +187,13 @@ impl Message {
     }
 
     const fn push_literal(self, value: &Literal) -> Message {
-        match *value {
+        match value {
             Literal::Null => self.push("null"),
             Literal::Bool(true) => self.push("true"),
             Literal::Bool(false) => self.push("false"),
-            Literal::Int(i) => self.push_int(i),
-            Literal::Float(f) => self.push_float(f),
-            Literal::String(s) => self.push("\"").push(s).push("\""),
+            Literal::Int(i) => self.push_int(*i),
+            Literal::Float(f) => self.push_float(*f),
+            Literal::String(s) => self.push("\"").push(as_str(s)).push("\""),
             Literal::List(_) => self.push("a list"),
             Literal::Map(_) => self.push("a map"),
         }
@@ -243,7 +245,7 @@ pub const fn check_marker(shape: &Shape, name: &str, marker: &Marker) -> Option<
         Needs::Bound(v) => {
             if !numeric {
                 "a numeric value"
-            } else if shape.is("integer") && !is_integral(v) {
+            } else if shape.is("integer") && !is_integral(*v) {
                 return Some(
                     Message::new("cannot apply a non-integral ")
                         .push(name)
@@ -262,7 +264,7 @@ pub const fn check_marker(shape: &Shape, name: &str, marker: &Marker) -> Option<
             "a map"
         }
         Needs::ObjectLike if !(shape.is("object") || shape.type_.is_empty()) => "an object",
-        Needs::Fits(value) => return check_value(shape, &value, Message::new("default")),
+        Needs::Fits(value) => return check_value(shape, value, Message::new("default")),
         _ => return None,
     };
     Some(
@@ -290,7 +292,11 @@ pub const fn check_bytes(shape: &Shape, written: bool) -> Option<Message> {
 }
 
 /// Checks an `items(...)` marker: the node must be an array.
-pub const fn check_items_marker(shape: &Shape, name: &str, marker: &Marker) -> Option<Message> {
+pub const fn check_items_marker(
+    shape: &Shape,
+    name: &str,
+    marker: &'static Marker,
+) -> Option<Message> {
     if !shape.known {
         return None;
     }
@@ -348,6 +354,7 @@ const fn check_value(shape: &Shape, value: &Literal, what: Message) -> Option<Me
         Literal::Float(f) => shape.is("number") || shape.is("integer") && is_integral(*f),
         Literal::String(_) => shape.is("string") || shape.int_or_string,
         Literal::List(items) => {
+            let items = as_slice(items);
             if !shape.is("array") {
                 false
             } else {
@@ -368,6 +375,7 @@ const fn check_value(shape: &Shape, value: &Literal, what: Message) -> Option<Me
             }
         }
         Literal::Map(entries) => {
+            let entries = as_slice(entries);
             if shape.is("array") && entries.is_empty() {
                 // `{}` on a list means the empty list (controller-gen writes `[]`).
                 true
@@ -377,6 +385,7 @@ const fn check_value(shape: &Shape, value: &Literal, what: Message) -> Option<Me
                 let mut i = 0;
                 while i < entries.len() {
                     let (key, entry) = &entries[i];
+                    let key = as_str(key);
                     let field_shape = match shape.additional_properties {
                         Some(values) => Some(values),
                         None => property(shape, key),
@@ -447,8 +456,9 @@ const fn literal_eq(a: &Literal, b: &Literal) -> bool {
         (Literal::Int(x), Literal::Float(y)) | (Literal::Float(y), Literal::Int(x)) => {
             (*x as f64) == *y
         }
-        (Literal::String(x), Literal::String(y)) => str_eq(x, y),
+        (Literal::String(x), Literal::String(y)) => str_eq(as_str(x), as_str(y)),
         (Literal::List(x), Literal::List(y)) => {
+            let (x, y) = (as_slice(x), as_slice(y));
             if x.len() != y.len() {
                 return false;
             }
@@ -462,12 +472,13 @@ const fn literal_eq(a: &Literal, b: &Literal) -> bool {
             true
         }
         (Literal::Map(x), Literal::Map(y)) => {
+            let (x, y) = (as_slice(x), as_slice(y));
             if x.len() != y.len() {
                 return false;
             }
             let mut i = 0;
             while i < x.len() {
-                if !str_eq(x[i].0, y[i].0) || !literal_eq(&x[i].1, &y[i].1) {
+                if !str_eq(as_str(&x[i].0), as_str(&y[i].0)) || !literal_eq(&x[i].1, &y[i].1) {
                     return false;
                 }
                 i += 1;
@@ -637,12 +648,17 @@ const fn edit_distance(a: &[u8], b: &[u8]) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use std::borrow::Cow;
+
     use super::*;
 
     const STRING: Shape = Shape::typed("String", "string");
     const INTEGER: Shape = Shape::typed("i32", "integer");
     const POLICY: Shape = Shape {
-        enum_: &[Literal::String("Allow"), Literal::String("Forbid")],
+        enum_: &[
+            Literal::String(Cow::Borrowed("Allow")),
+            Literal::String(Cow::Borrowed("Forbid")),
+        ],
         ..Shape::typed("Policy", "string")
     };
     const LIST: Shape = Shape {
@@ -677,7 +693,7 @@ mod tests {
             Some("cannot apply a non-integral maximum to an integer value".into())
         );
         // A `type` marker on the same node changes what the others are checked against.
-        let retyped = INTEGER.with_markers(&[Marker::Type("string")]);
+        let retyped = INTEGER.with_markers(&[Marker::Type(Cow::Borrowed("string"))]);
         assert!(check_marker(&retyped, "max_length", &Marker::MaxLength(3)).is_none());
     }
 
@@ -700,7 +716,7 @@ mod tests {
             check_marker(
                 &POLICY,
                 "default",
-                &Marker::Default(Literal::String("Allow"))
+                &Marker::Default(Literal::String(Cow::Borrowed("Allow")))
             )
             .is_none()
         );
@@ -708,7 +724,7 @@ mod tests {
             text(check_marker(
                 &POLICY,
                 "default",
-                &Marker::Default(Literal::String("Never"))
+                &Marker::Default(Literal::String(Cow::Borrowed("Never")))
             )),
             Some(
                 "default \"Never\" is not one of the allowed values: \"Allow\", \"Forbid\"".into()
@@ -718,7 +734,7 @@ mod tests {
             text(check_marker(
                 &INTEGER,
                 "default",
-                &Marker::Default(Literal::String("x"))
+                &Marker::Default(Literal::String(Cow::Borrowed("x")))
             )),
             Some("default \"x\" does not fit a value of type integer".into())
         );
@@ -726,10 +742,10 @@ mod tests {
             text(check_marker(
                 &SPEC,
                 "default",
-                &Marker::Default(Literal::Map(&[(
-                    "names",
-                    Literal::List(&[Literal::Int(1)])
-                )]))
+                &Marker::Default(Literal::Map(Cow::Borrowed(&[(
+                    Cow::Borrowed("names"),
+                    Literal::List(Cow::Borrowed(&[Literal::Int(1)]))
+                )])))
             )),
             Some("default.names[0] 1 does not fit a value of type string".into())
         );
@@ -737,11 +753,21 @@ mod tests {
             text(check_marker(
                 &SPEC,
                 "default",
-                &Marker::Default(Literal::Map(&[("nope", Literal::Null)]))
+                &Marker::Default(Literal::Map(Cow::Borrowed(&[(
+                    Cow::Borrowed("nope"),
+                    Literal::Null
+                )])))
             )),
             Some("default has a key `nope` that is not a field of Spec".into())
         );
-        assert!(check_marker(&LIST, "default", &Marker::Default(Literal::Map(&[]))).is_none());
+        assert!(
+            check_marker(
+                &LIST,
+                "default",
+                &Marker::Default(Literal::Map(Cow::Borrowed(&[])))
+            )
+            .is_none()
+        );
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Schema-level tests: one marker at a time on a field, the merge with named types, and
 //! the Rust type mapping.
 
+use std::borrow::Cow;
+
 use serde_json::{Value, json};
 
 use super::build::{field, string_enum};
@@ -35,7 +37,7 @@ struct Pair;
 impl Schema for Pair {
     fn schema() -> JSONSchemaProps {
         let rule = Rule {
-            rule: "type rule",
+            rule: Cow::Borrowed("type rule"),
             message: None,
             message_expression: None,
             reason: None,
@@ -154,7 +156,7 @@ fn string_markers() {
             &[
                 Marker::MinLength(1),
                 Marker::MaxLength(63),
-                Marker::Pattern("^[a-z]+$")
+                Marker::Pattern(Cow::Borrowed("^[a-z]+$"))
             ],
             &[]
         ),
@@ -171,7 +173,10 @@ fn array_markers_and_items_markers() {
                 Marker::MaxItems(3),
                 Marker::UniqueItems(true)
             ],
-            &[Marker::MaxLength(5), Marker::Enum(&[Literal::String("a")])]
+            &[
+                Marker::MaxLength(5),
+                Marker::Enum(Cow::Borrowed(&[Literal::String(Cow::Borrowed("a"))]))
+            ]
         ),
         json!({"type": "array", "minItems": 1, "maxItems": 3, "uniqueItems": true,
                "items": {"type": "string", "maxLength": 5, "enum": ["a"]}})
@@ -185,7 +190,7 @@ fn object_markers() {
             &[
                 Marker::MinProperties(1),
                 Marker::MaxProperties(2),
-                Marker::MapType("atomic")
+                Marker::MapType(Cow::Borrowed("atomic"))
             ],
             &[]
         ),
@@ -197,7 +202,13 @@ fn object_markers() {
 #[test]
 fn type_format_and_extensions() {
     assert_eq!(
-        field_of::<i64>(&[Marker::Format("date-time"), Marker::Type("string")], &[]),
+        field_of::<i64>(
+            &[
+                Marker::Format(Cow::Borrowed("date-time")),
+                Marker::Type(Cow::Borrowed("string"))
+            ],
+            &[]
+        ),
         json!({"type": "string", "format": "date-time"})
     );
     assert_eq!(
@@ -217,11 +228,11 @@ fn type_format_and_extensions() {
 #[test]
 fn x_validation_keeps_every_argument() {
     let rule = Rule {
-        rule: "self.size() > 1",
-        message: Some("too short"),
-        message_expression: Some("'x'"),
-        reason: Some("FieldValueInvalid"),
-        field_path: Some(".x"),
+        rule: Cow::Borrowed("self.size() > 1"),
+        message: Some(Cow::Borrowed("too short")),
+        message_expression: Some(Cow::Borrowed("'x'")),
+        reason: Some(Cow::Borrowed("FieldValueInvalid")),
+        field_path: Some(Cow::Borrowed(".x")),
         optional_old_self: Some(true),
     };
     assert_eq!(
@@ -238,8 +249,8 @@ fn one_of_rules_are_controller_gen_v0_21_cel() {
         "",
         vec![],
         &[
-            Marker::AtLeastOneOf(&["b", "c"]),
-            Marker::AtMostOneOf(&["a", "b"]),
+            Marker::AtLeastOneOf(Cow::Borrowed(&[Cow::Borrowed("b"), Cow::Borrowed("c")])),
+            Marker::AtMostOneOf(Cow::Borrowed(&[Cow::Borrowed("a"), Cow::Borrowed("b")])),
         ],
     );
     let rules = to_json(&schema)["x-kubernetes-validations"].clone();
@@ -253,7 +264,14 @@ fn one_of_rules_are_controller_gen_v0_21_cel() {
              "message": "at least one of the fields in [b c] must be set"}
         ])
     );
-    let exactly = object("", vec![], &[Marker::ExactlyOneOf(&["a", "b"])]);
+    let exactly = object(
+        "",
+        vec![],
+        &[Marker::ExactlyOneOf(Cow::Borrowed(&[
+            Cow::Borrowed("a"),
+            Cow::Borrowed("b"),
+        ]))],
+    );
     assert_eq!(
         to_json(&exactly)["x-kubernetes-validations"][0]["message"],
         json!("exactly one of the fields in [a b] must be set")
@@ -263,7 +281,7 @@ fn one_of_rules_are_controller_gen_v0_21_cel() {
 #[test]
 fn defaults_examples_titles_and_docs() {
     assert_eq!(
-        field_of::<Vec<String>>(&[Marker::Default(Literal::Map(&[]))], &[]),
+        field_of::<Vec<String>>(&[Marker::Default(Literal::Map(Cow::Borrowed(&[])))], &[]),
         json!({"type": "array", "items": {"type": "string"}, "default": []})
     );
     // `default` (priority 10) wins over `default_json` (9), whatever the source order.
@@ -280,11 +298,14 @@ fn defaults_examples_titles_and_docs() {
     assert_eq!(
         field_of::<BTreeMap<String, String>>(
             &[
-                Marker::Example(Literal::Map(&[("k", Literal::String("v"))])),
-                Marker::Title("T"),
+                Marker::Example(Literal::Map(Cow::Borrowed(&[(
+                    Cow::Borrowed("k"),
+                    Literal::String(Cow::Borrowed("v"))
+                )]))),
+                Marker::Title(Cow::Borrowed("T")),
                 Marker::ExternalDocs(Docs {
-                    url: "https://x.io",
-                    description: ""
+                    url: Cow::Borrowed("https://x.io"),
+                    description: Cow::Borrowed("")
                 }),
                 Marker::Nullable,
             ],
@@ -298,7 +319,13 @@ fn defaults_examples_titles_and_docs() {
 #[test]
 fn list_types_and_struct_type() {
     assert_eq!(
-        field_of::<Vec<String>>(&[Marker::ListMapKey("name"), Marker::ListType("map")], &[]),
+        field_of::<Vec<String>>(
+            &[
+                Marker::ListMapKey(Cow::Borrowed("name")),
+                Marker::ListType(Cow::Borrowed("map"))
+            ],
+            &[]
+        ),
         json!({"type": "array", "items": {"type": "string"},
                "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]})
     );
@@ -307,7 +334,7 @@ fn list_types_and_struct_type() {
         to_json(&field(
             Pair::node(),
             "",
-            &[Marker::StructType("atomic")],
+            &[Marker::StructType(Cow::Borrowed("atomic"))],
             &[]
         ))["x-kubernetes-map-type"],
         json!("atomic")
@@ -338,7 +365,7 @@ fn field_markers_tighten_a_named_type_through_all_of() {
 #[test]
 fn field_rules_come_before_type_rules() {
     let rule = Rule {
-        rule: "field rule",
+        rule: Cow::Borrowed("field rule"),
         message: None,
         message_expression: None,
         reason: None,
@@ -408,7 +435,10 @@ fn unit_enums_are_string_enums() {
     assert_eq!(
         to_json(&string_enum(
             "Doc.",
-            &[Literal::String("A"), Literal::String("B")],
+            &[
+                Literal::String(Cow::Borrowed("A")),
+                Literal::String(Cow::Borrowed("B"))
+            ],
             &[]
         )),
         json!({"type": "string", "description": "Doc.", "enum": ["A", "B"]})

@@ -22,4 +22,4 @@ mod types;
 pub mod webhook;
 
 pub use args::Errors;
-pub use markers::{Docs, Literal, Markers, Rule, Spanned, Value};
+pub use markers::{Markers, Spanned};

@@ -5,6 +5,8 @@
 //! precondition needs the node's type get a `const` check (see
 //! `kubebuilder::schema::check_marker`).
 
+use kubebuilder_model::schema::{Docs, Literal, Rule, Value};
+use kubebuilder_model::{Text, Texts};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::LitStr;
@@ -12,103 +14,7 @@ use syn::LitStr;
 use crate::args::{self, Arg, Argument, Errors, Reader, Readers};
 pub use crate::definitions::Place;
 use crate::definitions::{DEFINITIONS, Definition, Directive, Group, Role, ValueKind};
-use crate::tokens::optional;
-
-/// A marker's value, parsed by its value kind.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Value {
-    /// A flag.
-    None,
-    /// `Bool`.
-    Bool(bool),
-    /// `Number`.
-    Number(f64),
-    /// `Integer`.
-    Integer(i64),
-    /// Strings, choices and patterns.
-    Text(String),
-    /// OneOf field names.
-    Fields(Vec<String>),
-    /// `Literal` and `Json`: one value.
-    Literal(Literal),
-    /// `Literals`: `enum = [...]`.
-    Literals(Vec<Literal>),
-    /// `Rule`: `x_validation(...)`.
-    Rule(Rule),
-    /// `Docs`: `external_docs(...)`.
-    Docs(Docs),
-}
-
-/// A literal value (a default, an example, an enum member), as `kubebuilder::schema::Literal`
-/// holds it.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Literal {
-    /// JSON `null`.
-    Null,
-    /// `true` or `false`.
-    Bool(bool),
-    /// An integer.
-    Int(i64),
-    /// A number with a fraction or an exponent.
-    Float(f64),
-    /// A string.
-    String(String),
-    /// A list.
-    List(Vec<Literal>),
-    /// A map, its keys in the order written.
-    Map(Vec<(String, Literal)>),
-}
-
-impl Literal {
-    /// The `kubebuilder::schema::Literal` expression.
-    fn tokens(&self) -> TokenStream {
-        let path = quote!(::kubebuilder::schema::Literal);
-        match self {
-            Literal::Null => quote!(#path::Null),
-            Literal::Bool(b) => quote!(#path::Bool(#b)),
-            Literal::Int(i) => quote!(#path::Int(#i)),
-            Literal::Float(f) => quote!(#path::Float(#f)),
-            Literal::String(s) => quote!(#path::String(#s)),
-            Literal::List(items) => {
-                let items = items.iter().map(Literal::tokens);
-                quote!(#path::List(&[#(#items),*]))
-            }
-            Literal::Map(entries) => {
-                let entries = entries.iter().map(|(key, value)| {
-                    let value = value.tokens();
-                    quote!((#key, #value))
-                });
-                quote!(#path::Map(&[#(#entries),*]))
-            }
-        }
-    }
-}
-
-/// The arguments of `x_validation(...)`, as `kubebuilder::schema::Rule` holds them.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Rule {
-    /// The CEL expression.
-    pub rule: String,
-    /// `message`.
-    pub message: Option<String>,
-    /// `message_expression`.
-    pub message_expression: Option<String>,
-    /// `reason`.
-    pub reason: Option<String>,
-    /// `field_path`.
-    pub field_path: Option<String>,
-    /// `optional_old_self`.
-    pub optional_old_self: Option<bool>,
-}
-
-/// The arguments of `external_docs(...)`, as `kubebuilder::schema::Docs` holds them.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Docs {
-    /// An absolute URL or path.
-    pub url: String,
-    /// `description`, empty when not given.
-    pub description: String,
-}
+use crate::tokens::marker_value;
 
 /// A marker as written: its name, its row's `Marker` variant and value, and where.
 #[derive(Clone, Debug)]
@@ -135,47 +41,9 @@ impl Spanned {
     pub fn tokens(&self) -> TokenStream {
         let variant = format_ident!("{}", self.variant);
         let marker = quote!(::kubebuilder::schema::Marker::#variant);
-        match &self.value {
-            Value::None => marker,
-            Value::Bool(value) => quote!(#marker(#value)),
-            Value::Number(value) => quote!(#marker(#value)),
-            Value::Integer(value) => quote!(#marker(#value)),
-            Value::Text(value) => quote!(#marker(#value)),
-            Value::Fields(fields) => quote!(#marker(&[#(#fields),*])),
-            Value::Literal(literal) => {
-                let literal = literal.tokens();
-                quote!(#marker(#literal))
-            }
-            Value::Literals(literals) => {
-                let literals = literals.iter().map(Literal::tokens);
-                quote!(#marker(&[#(#literals),*]))
-            }
-            Value::Rule(rule) => {
-                let Rule {
-                    rule,
-                    message,
-                    message_expression,
-                    reason,
-                    field_path,
-                    optional_old_self,
-                } = rule;
-                let message = optional(message.as_ref());
-                let message_expression = optional(message_expression.as_ref());
-                let reason = optional(reason.as_ref());
-                let field_path = optional(field_path.as_ref());
-                let optional_old_self = optional(*optional_old_self);
-                quote!(#marker(::kubebuilder::schema::Rule {
-                    rule: #rule,
-                    message: #message,
-                    message_expression: #message_expression,
-                    reason: #reason,
-                    field_path: #field_path,
-                    optional_old_self: #optional_old_self,
-                }))
-            }
-            Value::Docs(Docs { url, description }) => {
-                quote!(#marker(::kubebuilder::schema::Docs { url: #url, description: #description }))
-            }
+        match marker_value(&self.value) {
+            Some(value) => quote!(#marker(#value)),
+            None => marker,
         }
     }
 }
@@ -237,9 +105,9 @@ impl Markers {
     }
 
     /// The OneOf markers with their field names.
-    pub fn one_of_groups(&self) -> impl Iterator<Item = (&Spanned, &[String])> {
+    pub fn one_of_groups(&self) -> impl Iterator<Item = (&Spanned, &[Text])> {
         self.own.iter().filter_map(|m| match &m.value {
-            Value::Fields(fields) => Some((m, fields.as_slice())),
+            Value::Fields(fields) => Some((m, fields.as_ref())),
             _ => None,
         })
     }
@@ -449,16 +317,16 @@ fn misplaced(definition: &Definition) -> String {
 /// Reads an argument's value as its row's value kind.
 fn parse_value(arg: &Arg, kind: ValueKind, errors: &mut Errors) -> Option<Value> {
     let value = match kind {
-        ValueKind::Flag => arg.flag(errors).then_some(Value::None)?,
+        ValueKind::Flag => arg.flag(errors).then_some(Value::Flag)?,
         ValueKind::Bool => Value::Bool(arg.boolean(errors)?),
         ValueKind::Number => Value::Number(arg.number(errors)?),
         ValueKind::Integer => Value::Integer(arg.int(errors)?),
-        ValueKind::String => Value::Text(arg.string(errors)?.value()),
-        ValueKind::Choice(allowed) => Value::Text(one_of(arg, allowed, errors)?),
-        ValueKind::Pattern => Value::Text(parse_pattern(&arg.string(errors)?, errors)?),
+        ValueKind::String => Value::String(arg.string(errors)?.value().into()),
+        ValueKind::Choice(allowed) => Value::Choice(one_of(arg, allowed, errors)?.into()),
+        ValueKind::Pattern => Value::Pattern(parse_pattern(&arg.string(errors)?, errors)?.into()),
         ValueKind::Literal => Value::Literal(literal(arg.any(errors)?)),
-        ValueKind::Json => Value::Literal(parse_json(&arg.string(errors)?, errors)?),
-        ValueKind::Literals => Value::Literals(parse_literals(arg, errors)?),
+        ValueKind::Json => Value::Json(parse_json(&arg.string(errors)?, errors)?),
+        ValueKind::Literals => Value::Literals(parse_literals(arg, errors)?.into()),
         ValueKind::Rule => Value::Rule(parse_rule(arg, arg.nested(errors)?, errors)?),
         ValueKind::Fields => Value::Fields(one_of_fields(arg, errors)?),
         ValueKind::Docs => Value::Docs(parse_external_docs(arg, arg.nested(errors)?, errors)?),
@@ -477,7 +345,7 @@ fn parse_value(arg: &Arg, kind: ValueKind, errors: &mut Errors) -> Option<Value>
 /// A literal argument value.
 fn literal(value: &args::Value) -> Literal {
     match value {
-        args::Value::Str(lit) => Literal::String(lit.value()),
+        args::Value::Str(lit) => Literal::String(lit.value().into()),
         args::Value::Int(i, _) => Literal::Int(*i),
         args::Value::Float(f, _) => Literal::Float(*f),
         args::Value::Bool(b, _) => Literal::Bool(*b),
@@ -485,7 +353,7 @@ fn literal(value: &args::Value) -> Literal {
         args::Value::Map(entries, _) => Literal::Map(
             entries
                 .iter()
-                .map(|(key, value)| (key.value(), literal(value)))
+                .map(|(key, value)| (key.value().into(), literal(value)))
                 .collect(),
         ),
         // Refused by `Arg::any` before this is called.
@@ -503,12 +371,12 @@ fn json_literal(value: &serde_json::Value) -> Literal {
             Some(i) => Literal::Int(i),
             None => Literal::Float(n.as_f64().unwrap_or_default()),
         },
-        Json::String(s) => Literal::String(s.clone()),
+        Json::String(s) => Literal::String(s.clone().into()),
         Json::Array(items) => Literal::List(items.iter().map(json_literal).collect()),
         Json::Object(entries) => Literal::Map(
             entries
                 .iter()
-                .map(|(key, value)| (key.clone(), json_literal(value)))
+                .map(|(key, value)| (key.clone().into(), json_literal(value)))
                 .collect(),
         ),
     }
@@ -625,8 +493,8 @@ fn parse_external_docs(arg: &Arg, args: &[Arg], errors: &mut Errors) -> Option<D
     }
     let description = docs.description.map(|d| d.value()).unwrap_or_default();
     Some(Docs {
-        url: text,
-        description,
+        url: text.into(),
+        description: description.into(),
     })
 }
 
@@ -697,16 +565,16 @@ fn parse_rule(arg: &Arg, args: &[Arg], errors: &mut Errors) -> Option<Rule> {
         return None;
     };
     Some(Rule {
-        rule,
-        message: read.message,
-        message_expression: read.message_expression,
-        reason: read.reason,
-        field_path: read.field_path,
+        rule: rule.into(),
+        message: read.message.map(Text::from),
+        message_expression: read.message_expression.map(Text::from),
+        reason: read.reason.map(Text::from),
+        field_path: read.field_path.map(Text::from),
         optional_old_self: read.optional_old_self,
     })
 }
 
-fn one_of_fields(arg: &Arg, errors: &mut Errors) -> Option<Vec<String>> {
+fn one_of_fields(arg: &Arg, errors: &mut Errors) -> Option<Texts> {
     let fields = arg.strings(errors)?;
     let nested: Vec<String> = fields
         .iter()
@@ -724,7 +592,7 @@ fn one_of_fields(arg: &Arg, errors: &mut Errors) -> Option<Vec<String>> {
         );
         return None;
     }
-    Some(fields.iter().map(LitStr::value).collect())
+    Some(kubebuilder_model::texts(fields.iter().map(LitStr::value)))
 }
 
 /// controller-gen: `listMapKey` needs `listType=map` on the same node.
@@ -732,7 +600,7 @@ fn check_list_map_keys(markers: &Markers, errors: &mut Errors) {
     let is_map_list = markers
         .own
         .iter()
-        .any(|m| m.is("ListType") && matches!(&m.value, Value::Text(t) if t == "map"));
+        .any(|m| m.is("ListType") && matches!(&m.value, Value::Choice(t) if t == "map"));
     for marker in &markers.own {
         if marker.is("ListMapKey") && !is_map_list {
             errors.push(

@@ -15,7 +15,7 @@ use syn::{Item, LitStr};
 
 use crate::args::{self, Argument, Errors, Given};
 use crate::k8s_values::{DnsName, check_dns_name, did_you_mean, type_ident};
-use crate::tokens::{optional_text, texts};
+use crate::tokens::Constant;
 
 /// The verbs the Kubernetes authorizer checks on API resources (`*` = all). Custom verbs
 /// of aggregated APIs are not accepted: a typo would otherwise silently grant nothing.
@@ -244,9 +244,9 @@ fn generate(rule: &Rule) -> TokenStream {
         role_name,
     } = rule;
     let [groups, resources, resource_names, urls, verbs] =
-        [groups, resources, resource_names, urls, verbs].map(|list| texts(list));
-    let namespace = optional_text(namespace.as_ref());
-    let role_name = optional_text(role_name.as_ref());
+        [groups, resources, resource_names, urls, verbs].map(|list| list.constant());
+    let namespace = namespace.constant();
+    let role_name = role_name.constant();
     quote! {
         ::kubebuilder::__private::inventory::submit! {
             ::kubebuilder::rbac::Rule {

@@ -1,6 +1,9 @@
 //! Pieces of generated code that several attributes emit.
 
+use std::borrow::Cow;
+
 use kubebuilder_model::Text;
+use kubebuilder_model::schema::{Docs, Literal, Rule, Value};
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 
@@ -17,13 +20,118 @@ pub fn text(value: &str) -> TokenStream {
     quote!(::std::borrow::Cow::Borrowed(#value))
 }
 
-/// Model strings as a constant of the generated code: `Cow::Borrowed(&[Cow::Borrowed("…"), …])`.
-pub fn texts(values: &[Text]) -> TokenStream {
-    let values = values.iter().map(|value| text(value));
-    quote!(::std::borrow::Cow::Borrowed(&[#(#values),*]))
+/// A value of the model as a constant expression of the generated code.
+pub trait Constant {
+    /// The expression.
+    fn constant(&self) -> TokenStream;
 }
 
-/// An optional model string as a constant of the generated code.
-pub fn optional_text(value: Option<&Text>) -> TokenStream {
-    optional(value.map(|value| text(value)))
+macro_rules! constant_as_literal {
+    ($($type:ty),*) => {
+        $(impl Constant for $type {
+            fn constant(&self) -> TokenStream {
+                quote!(#self)
+            }
+        })*
+    };
+}
+
+constant_as_literal!(bool, i64, f64);
+
+impl Constant for Text {
+    fn constant(&self) -> TokenStream {
+        text(self)
+    }
+}
+
+impl<T: Constant + Clone> Constant for Cow<'static, [T]> {
+    fn constant(&self) -> TokenStream {
+        let items = self.iter().map(Constant::constant);
+        quote!(::std::borrow::Cow::Borrowed(&[#(#items),*]))
+    }
+}
+
+impl<T: Constant> Constant for Option<T> {
+    fn constant(&self) -> TokenStream {
+        optional(self.as_ref().map(Constant::constant))
+    }
+}
+
+impl<A: Constant, B: Constant> Constant for (A, B) {
+    fn constant(&self) -> TokenStream {
+        let (a, b) = (self.0.constant(), self.1.constant());
+        quote!((#a, #b))
+    }
+}
+
+impl Constant for Literal {
+    fn constant(&self) -> TokenStream {
+        let path = quote!(::kubebuilder::schema::Literal);
+        match self {
+            Literal::Null => quote!(#path::Null),
+            Literal::Bool(b) => quote!(#path::Bool(#b)),
+            Literal::Int(i) => quote!(#path::Int(#i)),
+            Literal::Float(f) => quote!(#path::Float(#f)),
+            Literal::String(s) => {
+                let s = s.constant();
+                quote!(#path::String(#s))
+            }
+            Literal::List(items) => {
+                let items = items.constant();
+                quote!(#path::List(#items))
+            }
+            Literal::Map(entries) => {
+                let entries = entries.constant();
+                quote!(#path::Map(#entries))
+            }
+        }
+    }
+}
+
+impl Constant for Rule {
+    fn constant(&self) -> TokenStream {
+        let Rule {
+            rule,
+            message,
+            message_expression,
+            reason,
+            field_path,
+            optional_old_self,
+        } = self;
+        let (rule, message) = (rule.constant(), message.constant());
+        let message_expression = message_expression.constant();
+        let (reason, field_path) = (reason.constant(), field_path.constant());
+        let optional_old_self = optional_old_self.constant();
+        quote!(::kubebuilder::schema::Rule {
+            rule: #rule,
+            message: #message,
+            message_expression: #message_expression,
+            reason: #reason,
+            field_path: #field_path,
+            optional_old_self: #optional_old_self,
+        })
+    }
+}
+
+impl Constant for Docs {
+    fn constant(&self) -> TokenStream {
+        let (url, description) = (self.url.constant(), self.description.constant());
+        quote!(::kubebuilder::schema::Docs { url: #url, description: #description })
+    }
+}
+
+/// A marker's value as the constant its `Marker` variant holds; `None` for a flag.
+pub fn marker_value(value: &Value) -> Option<TokenStream> {
+    Some(match value {
+        Value::Flag => return None,
+        Value::Bool(value) => value.constant(),
+        Value::Number(value) => value.constant(),
+        Value::Integer(value) => value.constant(),
+        Value::String(value) | Value::Choice(value) | Value::Pattern(value) => value.constant(),
+        Value::Literal(value) | Value::Json(value) => value.constant(),
+        Value::Literals(value) => value.constant(),
+        Value::Rule(value) => value.constant(),
+        Value::Fields(value) => value.constant(),
+        Value::Docs(value) => value.constant(),
+    })
 }

@@ -19,7 +19,7 @@ use syn::{Ident, Item, LitStr};
 
 use crate::args::{self, Arg, Argument, Errors, Given};
 use crate::k8s_values::{DnsName, check_dns_name, did_you_mean, one_of, type_ident};
-use crate::tokens::{optional, optional_text, text, texts};
+use crate::tokens::{Constant, optional, text};
 
 /// The operations a webhook rule matches, as written in the attribute (any case).
 const OPERATIONS: &[&str] = &["create", "update", "delete", "connect", "*"];
@@ -740,7 +740,7 @@ fn generate(declaration: &Declaration) -> TokenStream {
     ]
     .map(|t| text(t));
     let [path, url_tokens, match_policy, reinvocation_policy] =
-        [path, url, match_policy, reinvocation_policy].map(|t| optional_text(t.as_ref()));
+        [path, url, match_policy, reinvocation_policy].map(|t| t.constant());
     let [
         groups,
         resources,
@@ -754,7 +754,7 @@ fn generate(declaration: &Declaration) -> TokenStream {
         versions,
         admission_review_versions,
     ]
-    .map(|l| texts(l));
+    .map(|l| l.constant());
     let timeout_seconds = optional(*timeout_seconds);
     let service_port = optional(*service_port);
     let rule = Rule {

@@ -118,7 +118,7 @@ macro_rules! markers {
                 needs: Fits(value),
                 priority: 9,
                 controller_gen: ["default"],
-                apply: |schema, value| schema.default = Some(JSON(value.to_json())),
+                apply: |schema, value| schema.default = Some(JSON(json(value))),
             }
             /// `+kubebuilder:example`.
             marker Example {
@@ -129,7 +129,7 @@ macro_rules! markers {
                 needs: Nothing,
                 priority: 10,
                 controller_gen: ["kubebuilder:example"],
-                apply: |schema, value| schema.example = Some(JSON(value.to_json())),
+                apply: |schema, value| schema.example = Some(JSON(json(value))),
             }
             /// `+kubebuilder:title`.
             marker Title {
@@ -151,7 +151,7 @@ macro_rules! markers {
                 needs: Nothing,
                 priority: 10,
                 controller_gen: ["kubebuilder:externalDocs"],
-                apply: |schema, value| schema.external_docs = Some(value.to_external_documentation()),
+                apply: |schema, value| schema.external_docs = Some(external_documentation(value)),
             }
             /// `+listType`: how server-side apply merges the list.
             marker ListType {
@@ -162,7 +162,7 @@ macro_rules! markers {
                 needs: Array,
                 priority: 9,
                 controller_gen: ["listType"],
-                apply: |schema, value| schema.x_kubernetes_list_type = Some(value.to_owned()),
+                apply: |schema, value| schema.x_kubernetes_list_type = Some(value.to_string()),
             }
             /// `+listMapKey`: a key of a `list_type = "map"` list.
             marker ListMapKey {
@@ -176,7 +176,7 @@ macro_rules! markers {
                 apply: |schema, value| schema
                     .x_kubernetes_list_map_keys
                     .get_or_insert_with(Vec::new)
-                    .push(value.to_owned()),
+                    .push(value.to_string()),
             }
             /// `+mapType`: how server-side apply merges the map.
             marker MapType {
@@ -187,7 +187,7 @@ macro_rules! markers {
                 needs: Map,
                 priority: 10,
                 controller_gen: ["mapType"],
-                apply: |schema, value| schema.x_kubernetes_map_type = Some(value.to_owned()),
+                apply: |schema, value| schema.x_kubernetes_map_type = Some(value.to_string()),
             }
             /// `+structType`: written as the map type, as controller-gen writes it (there is no
             /// struct-type extension).
@@ -199,7 +199,7 @@ macro_rules! markers {
                 needs: ObjectLike,
                 priority: 10,
                 controller_gen: ["structType"],
-                apply: |schema, value| schema.x_kubernetes_map_type = Some(value.to_owned()),
+                apply: |schema, value| schema.x_kubernetes_map_type = Some(value.to_string()),
             }
             /// `+kubebuilder:pruning:*`.
             group Pruning {
@@ -242,7 +242,7 @@ macro_rules! markers {
                 needs: Bound(value),
                 priority: 10,
                 controller_gen: ["kubebuilder:validation:Minimum"],
-                apply: |schema, value| schema.minimum = Some(value),
+                apply: |schema, value| schema.minimum = Some(*value),
             }
             /// `+kubebuilder:validation:Maximum`.
             marker Maximum {
@@ -253,7 +253,7 @@ macro_rules! markers {
                 needs: Bound(value),
                 priority: 10,
                 controller_gen: ["kubebuilder:validation:Maximum"],
-                apply: |schema, value| schema.maximum = Some(value),
+                apply: |schema, value| schema.maximum = Some(*value),
             }
             /// `+kubebuilder:validation:ExclusiveMinimum`.
             marker ExclusiveMinimum {
@@ -264,7 +264,7 @@ macro_rules! markers {
                 needs: Numeric,
                 priority: 10,
                 controller_gen: ["kubebuilder:validation:ExclusiveMinimum"],
-                apply: |schema, value| schema.exclusive_minimum = flag(value),
+                apply: |schema, value| schema.exclusive_minimum = flag(*value),
             }
             /// `+kubebuilder:validation:ExclusiveMaximum`.
             marker ExclusiveMaximum {
@@ -275,7 +275,7 @@ macro_rules! markers {
                 needs: Numeric,
                 priority: 10,
                 controller_gen: ["kubebuilder:validation:ExclusiveMaximum"],
-                apply: |schema, value| schema.exclusive_maximum = flag(value),
+                apply: |schema, value| schema.exclusive_maximum = flag(*value),
             }
             /// `+kubebuilder:validation:MultipleOf`.
             marker MultipleOf {
@@ -286,7 +286,7 @@ macro_rules! markers {
                 needs: Bound(value),
                 priority: 10,
                 controller_gen: ["kubebuilder:validation:MultipleOf"],
-                apply: |schema, value| schema.multiple_of = Some(value),
+                apply: |schema, value| schema.multiple_of = Some(*value),
             }
             /// `+kubebuilder:validation:MinLength`.
             marker MinLength {
@@ -297,7 +297,7 @@ macro_rules! markers {
                 needs: Textual,
                 priority: 10,
                 controller_gen: ["kubebuilder:validation:MinLength"],
-                apply: |schema, value| schema.min_length = Some(value),
+                apply: |schema, value| schema.min_length = Some(*value),
             }
             /// `+kubebuilder:validation:MaxLength`.
             marker MaxLength {
@@ -308,7 +308,7 @@ macro_rules! markers {
                 needs: Textual,
                 priority: 10,
                 controller_gen: ["kubebuilder:validation:MaxLength"],
-                apply: |schema, value| schema.max_length = Some(value),
+                apply: |schema, value| schema.max_length = Some(*value),
             }
             /// `+kubebuilder:validation:Pattern`.
             marker Pattern {
@@ -319,7 +319,7 @@ macro_rules! markers {
                 needs: Textual,
                 priority: 10,
                 controller_gen: ["kubebuilder:validation:Pattern"],
-                apply: |schema, value| schema.pattern = Some(value.to_owned()),
+                apply: |schema, value| schema.pattern = Some(value.to_string()),
             }
             /// `+kubebuilder:validation:MinItems`.
             marker MinItems {
@@ -330,7 +330,7 @@ macro_rules! markers {
                 needs: Array,
                 priority: 10,
                 controller_gen: ["kubebuilder:validation:MinItems"],
-                apply: |schema, value| schema.min_items = Some(value),
+                apply: |schema, value| schema.min_items = Some(*value),
             }
             /// `+kubebuilder:validation:MaxItems`.
             marker MaxItems {
@@ -341,7 +341,7 @@ macro_rules! markers {
                 needs: Array,
                 priority: 10,
                 controller_gen: ["kubebuilder:validation:MaxItems"],
-                apply: |schema, value| schema.max_items = Some(value),
+                apply: |schema, value| schema.max_items = Some(*value),
             }
             /// `+kubebuilder:validation:UniqueItems` (`true` is refused: the apiserver rejects it).
             marker UniqueItems {
@@ -352,7 +352,7 @@ macro_rules! markers {
                 needs: Array,
                 priority: 10,
                 controller_gen: ["kubebuilder:validation:UniqueItems"],
-                apply: |schema, value| schema.unique_items = flag(value),
+                apply: |schema, value| schema.unique_items = flag(*value),
             }
             /// `+kubebuilder:validation:MinProperties`.
             marker MinProperties {
@@ -363,7 +363,7 @@ macro_rules! markers {
                 needs: Object,
                 priority: 10,
                 controller_gen: ["kubebuilder:validation:MinProperties"],
-                apply: |schema, value| schema.min_properties = Some(value),
+                apply: |schema, value| schema.min_properties = Some(*value),
             }
             /// `+kubebuilder:validation:MaxProperties`.
             marker MaxProperties {
@@ -374,7 +374,7 @@ macro_rules! markers {
                 needs: Object,
                 priority: 10,
                 controller_gen: ["kubebuilder:validation:MaxProperties"],
-                apply: |schema, value| schema.max_properties = Some(value),
+                apply: |schema, value| schema.max_properties = Some(*value),
             }
             /// `+kubebuilder:validation:Enum`.
             marker Enum {
@@ -385,7 +385,7 @@ macro_rules! markers {
                 needs: Nothing,
                 priority: 10,
                 controller_gen: ["kubebuilder:validation:Enum"],
-                apply: |schema, value| schema.enum_ = Some(value.iter().map(|v| JSON(v.to_json())).collect()),
+                apply: |schema, value| schema.enum_ = Some(value.iter().map(|v| JSON(json(v))).collect()),
             }
             /// `+kubebuilder:validation:Format`.
             marker Format {
@@ -451,7 +451,7 @@ macro_rules! markers {
                 needs: Nothing,
                 priority: 10,
                 controller_gen: ["kubebuilder:validation:XValidation"],
-                apply: |schema, value| push_rule(schema, value.to_validation_rule()),
+                apply: |schema, value| push_rule(schema, validation_rule(value)),
             }
             /// `+kubebuilder:validation:EmbeddedResource` (fields only).
             alias EmbeddedResource {

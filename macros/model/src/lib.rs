@@ -11,6 +11,7 @@ use std::borrow::Cow;
 
 pub mod crd;
 pub mod rbac;
+pub mod schema;
 pub mod webhook;
 
 /// A string of the model: `&'static str` in generated constants, `String` when read.
@@ -35,5 +36,18 @@ pub const fn as_str(text: &Text) -> &str {
     match text {
         Cow::Borrowed(text) => text,
         Cow::Owned(text) => text.as_str(),
+    }
+}
+
+/// The items of a model list, in constant evaluation too (the generated checks read marker
+/// values at compile time, where `Deref` cannot be called).
+#[expect(
+    clippy::ptr_arg,
+    reason = "a `&[T]` would need the `Deref` constants cannot call"
+)]
+pub const fn as_slice<'a, T: Clone>(list: &'a Cow<'static, [T]>) -> &'a [T] {
+    match list {
+        Cow::Borrowed(items) => items,
+        Cow::Owned(items) => items.as_slice(),
     }
 }

@@ -41,6 +41,7 @@ fn shown(markers: &[Spanned]) -> Vec<String> {
                 .to_string()
                 .replace(' ', "")
                 .replace("::kubebuilder::schema::", "")
+                .replace("::std::borrow::", "")
                 .replace("Marker::", "")
         })
         .collect()
@@ -77,9 +78,9 @@ fn validation_markers_parse_by_their_value_kind() {
         [
             "MinLength(1i64)",
             "MaxLength(2i64)",
-            "Pattern(\"^a$\")",
-            "Format(\"f\")",
-            "Type(\"string\")"
+            "Pattern(Cow::Borrowed(\"^a$\"))",
+            "Format(Cow::Borrowed(\"f\"))",
+            "Type(Cow::Borrowed(\"string\"))"
         ]
     );
     assert_eq!(
@@ -87,7 +88,7 @@ fn validation_markers_parse_by_their_value_kind() {
             quote!(validation(enum = ["a", 1, true], x_int_or_string, x_embedded_resource, x_preserve_unknown_fields))
         ),
         [
-            "Enum(&[Literal::String(\"a\"),Literal::Int(1i64),Literal::Bool(true)])",
+            "Enum(Cow::Borrowed(&[Literal::String(Cow::Borrowed(\"a\")),Literal::Int(1i64),Literal::Bool(true)]))",
             "IntOrString",
             "EmbeddedResource",
             "PreserveUnknownFields"
@@ -103,7 +104,10 @@ fn items_markers_go_to_the_items() {
     assert_eq!(shown(&markers.own), ["MaxItems(3i64)"]);
     assert_eq!(
         shown(&markers.items),
-        ["MaxLength(4i64)", "Enum(&[Literal::String(\"a\")])"]
+        [
+            "MaxLength(4i64)",
+            "Enum(Cow::Borrowed(&[Literal::String(Cow::Borrowed(\"a\"))]))"
+        ]
     );
 }
 
@@ -114,10 +118,10 @@ fn values_defaults_and_topology() {
             quote!(default = {"a": [1, 2.5]}, default_json = r#"{"b": null}"#, example = "e", title = "t", nullable)
         ),
         [
-            "Default(Literal::Map(&[(\"a\",Literal::List(&[Literal::Int(1i64),Literal::Float(2.5f64)]))]))",
-            "DefaultJson(Literal::Map(&[(\"b\",Literal::Null)]))",
-            "Example(Literal::String(\"e\"))",
-            "Title(\"t\")",
+            "Default(Literal::Map(Cow::Borrowed(&[(Cow::Borrowed(\"a\"),Literal::List(Cow::Borrowed(&[Literal::Int(1i64),Literal::Float(2.5f64)])))])))",
+            "DefaultJson(Literal::Map(Cow::Borrowed(&[(Cow::Borrowed(\"b\"),Literal::Null)])))",
+            "Example(Literal::String(Cow::Borrowed(\"e\")))",
+            "Title(Cow::Borrowed(\"t\"))",
             "Nullable"
         ]
     );
@@ -131,11 +135,11 @@ fn values_defaults_and_topology() {
             pruning(preserve_unknown_fields)
         )),
         [
-            "ListType(\"map\")",
-            "ListMapKey(\"a\")",
-            "ListMapKey(\"b\")",
-            "MapType(\"atomic\")",
-            "StructType(\"granular\")",
+            "ListType(Cow::Borrowed(\"map\"))",
+            "ListMapKey(Cow::Borrowed(\"a\"))",
+            "ListMapKey(Cow::Borrowed(\"b\"))",
+            "MapType(Cow::Borrowed(\"atomic\"))",
+            "StructType(Cow::Borrowed(\"granular\"))",
             "PreserveUnknownFields"
         ]
     );
@@ -209,7 +213,7 @@ fn markers_stand_where_their_row_says() {
     assert_eq!(
         shown(&root.own),
         [
-            "XValidation(Rule{rule:\"r\",message:::core::option::Option::None,message_expression:::core::option::Option::None,reason:::core::option::Option::None,field_path:::core::option::Option::None,optional_old_self:::core::option::Option::None,})",
+            "XValidation(Rule{rule:Cow::Borrowed(\"r\"),message:::core::option::Option::None,message_expression:::core::option::Option::None,reason:::core::option::Option::None,field_path:::core::option::Option::None,optional_old_self:::core::option::Option::None,})",
             "MaxProperties(3i64)"
         ]
     );

@@ -6,10 +6,10 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote, quote_spanned};
 use syn::{Ident, LitStr};
 
-use kubebuilder_model::{Text, crd};
+use kubebuilder_model::crd;
 
 use super::{KindNames, Resource, Scale, SpecKind};
-use crate::tokens::{optional, optional_text, text, texts};
+use crate::tokens::{Constant, optional, text};
 
 /// What the root object is generated from.
 pub struct Root<'a> {
@@ -477,24 +477,13 @@ fn version_tokens(
     let [group, kind, name, plural, singular, scope] =
         [group, kind, name, plural, singular, scope].map(|t| text(t));
     let [short_names, categories, selectable_fields] =
-        [short_names, categories, selectable_fields].map(|l| texts(l));
-    let deprecated = optional(
-        deprecated
-            .as_ref()
-            .map(|warning| optional_text(warning.as_ref())),
-    );
-    let pairs = |list: &[(Text, Text)]| {
-        let entries = list.iter().map(|(k, v)| {
-            let (k, v) = (text(k), text(v));
-            quote!((#k, #v))
-        });
-        quote!(::std::borrow::Cow::Borrowed(&[#(#entries),*]))
-    };
-    let (annotations, labels) = (pairs(annotations), pairs(labels));
+        [short_names, categories, selectable_fields].map(|l| l.constant());
+    let deprecated = deprecated.constant();
+    let (annotations, labels) = (annotations.constant(), labels.constant());
     let scale = optional(scale.as_ref().map(|scale| {
         let spec_path = text(&scale.spec_path);
         let status_path = text(&scale.status_path);
-        let selector_path = optional_text(scale.selector_path.as_ref());
+        let selector_path = scale.selector_path.constant();
         quote!(::kubebuilder::crd::Scale {
             spec_path: #spec_path, status_path: #status_path, selector_path: #selector_path,
         })
@@ -502,8 +491,8 @@ fn version_tokens(
     let columns = printer_columns.iter().map(|column| {
         let [name, type_, json_path] =
             [&column.name, &column.type_, &column.json_path].map(|t| text(t));
-        let description = optional_text(column.description.as_ref());
-        let format = optional_text(column.format.as_ref());
+        let description = column.description.constant();
+        let format = column.format.constant();
         let priority = column.priority;
         quote!(::kubebuilder::crd::PrinterColumn {
             name: #name, type_: #type_, json_path: #json_path,

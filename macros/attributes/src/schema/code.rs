@@ -11,6 +11,8 @@ use syn::spanned::Spanned;
 use super::evaluate::{Backend, NodeOf};
 use super::{ApiType, Field, Tagging};
 use crate::markers::{Markers, Spanned as SpannedMarker};
+use crate::tokens::Constant;
+use kubebuilder_model::schema::Literal;
 
 /// Writes code.
 pub struct Code;
@@ -119,8 +121,9 @@ impl Backend for Code {
             // The markers as written, then serde's "exactly one key".
             (Some(markers), Some(names)) => {
                 let own = markers.own.iter().map(SpannedMarker::tokens);
+                let names = kubebuilder_model::texts(names.iter().cloned()).constant();
                 quote! {
-                    const MARKERS: &[#marker] = &[#(#own,)* #marker::ExactlyOneOf(&[#(#names),*])];
+                    const MARKERS: &[#marker] = &[#(#own,)* #marker::ExactlyOneOf(#names)];
                     ::kubebuilder::__private::schema::object(#doc, ::std::vec![#(#properties),*], MARKERS)
                 }
             }
@@ -134,8 +137,9 @@ impl Backend for Code {
         markers: &Markers,
     ) -> Result<TokenStream, Infallible> {
         let (own, _) = markers.render();
+        let values = string_literals(values);
         Ok(quote! {
-            const VALUES: &[::kubebuilder::schema::Literal] = &[#(::kubebuilder::schema::Literal::String(#values)),*];
+            const VALUES: &[::kubebuilder::schema::Literal] = #values;
             const MARKERS: &[::kubebuilder::schema::Marker] = #own;
             ::kubebuilder::__private::schema::string_enum(#doc, VALUES, MARKERS)
         })
@@ -237,8 +241,9 @@ impl Backend for Code {
 
     fn enum_shape(&self, name: &str, values: &[String]) -> TokenStream {
         let shape = quote!(::kubebuilder::schema::Shape);
+        let values = string_literals(values);
         quote!(#shape {
-            enum_: &[#(::kubebuilder::schema::Literal::String(#values)),*],
+            enum_: #values,
             ..#shape::typed(#name, "string")
         })
     }
@@ -251,9 +256,10 @@ impl Backend for Code {
         variants: Vec<TokenStream>,
     ) -> TokenStream {
         let shape = quote!(::kubebuilder::schema::Shape);
+        let names = string_literals(&names);
         quote!(#shape {
             properties: &[(#tag, &#shape {
-                enum_: &[#(::kubebuilder::schema::Literal::String(#names)),*],
+                enum_: #names,
                 ..#shape::typed("String", "string")
             })],
             required: &[#tag],
@@ -329,4 +335,12 @@ impl Backend for Code {
             };
         })
     }
+}
+
+/// `&[Literal::String(…), …]`: the values of a string enum.
+fn string_literals(values: &[impl AsRef<str>]) -> TokenStream {
+    let values = values
+        .iter()
+        .map(|value| Literal::String(value.as_ref().to_owned().into()).constant());
+    quote!(&[#(#values),*])
 }

@@ -9,11 +9,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
 use kubebuilder::__private::schema::by_path::{self, Container, Typed};
-use kubebuilder::__private::schema::{self, Message, Payload, Property, Tagging};
-use kubebuilder::schema::{Docs, Literal, Marker, Node, Rule, Shape};
+use kubebuilder::__private::schema::{self, Message, Property, Tagging};
+use kubebuilder::schema::{Literal, Marker, Node, Shape};
 use kubebuilder_attributes::schema::evaluate::{Backend, NodeOf};
 use kubebuilder_attributes::schema::{self as parsed, ApiType, Field};
-use kubebuilder_attributes::{Markers, Spanned, Value};
+use kubebuilder_attributes::{Markers, Spanned};
 use syn::{GenericArgument, Item, PathArguments, Type};
 
 use super::modules::{ModuleId, Sources};
@@ -291,9 +291,9 @@ impl Backend for Values<'_, '_> {
             None => Vec::new(),
         };
         if let Some(names) = exactly_one_of {
-            own.push(Marker::ExactlyOneOf(leak_slice(
-                names.iter().map(|name| leak(name)).collect(),
-            )));
+            own.push(Marker::ExactlyOneOf(
+                names.iter().map(|name| name.clone().into()).collect(),
+            ));
         }
         Ok(schema::object(doc, properties, &own))
     }
@@ -459,18 +459,16 @@ impl Backend for Values<'_, '_> {
 /// The checks of a node's markers against its shape (before its markers), as
 /// `Markers::checks` generates them.
 pub fn check_markers(markers: &Markers, shape: Shape) -> Result<(), DeferToBuild> {
-    let (own, _) = render(markers)?;
+    let (own, items) = render(markers)?;
     let node_shape = shape.with_markers(own);
-    for spanned in markers.own.iter().filter(|m| m.checked) {
-        let marker = marker(spanned)?;
-        refused(schema::check_marker(&node_shape, spanned.name, &marker))?;
+    for (spanned, marker) in markers.own.iter().zip(own).filter(|(m, _)| m.checked) {
+        refused(schema::check_marker(&node_shape, spanned.name, marker))?;
     }
-    for spanned in markers.items.iter().filter(|m| m.checked) {
-        let marker = marker(spanned)?;
+    for (spanned, marker) in markers.items.iter().zip(items).filter(|(m, _)| m.checked) {
         refused(schema::check_items_marker(
             &node_shape,
             spanned.name,
-            &marker,
+            marker,
         ))?;
     }
     Ok(())
@@ -496,58 +494,19 @@ pub fn render(markers: &Markers) -> Result<(&'static [Marker], &'static [Marker]
 
 /// The `kubebuilder::schema::Marker` a parsed marker is.
 fn marker(spanned: &Spanned) -> Result<Marker, DeferToBuild> {
-    let payload = match &spanned.value {
-        Value::None => Payload::None,
-        Value::Bool(b) => Payload::Bool(*b),
-        Value::Number(n) => Payload::Number(*n),
-        Value::Integer(i) => Payload::Integer(*i),
-        Value::Text(text) => Payload::Text(leak(text)),
-        Value::Fields(fields) => {
-            Payload::Fields(leak_slice(fields.iter().map(|f| leak(f)).collect()))
-        }
-        Value::Literal(literal) => Payload::Literal(self::literal(literal)),
-        Value::Literals(literals) => {
-            Payload::Literals(leak_slice(literals.iter().map(self::literal).collect()))
-        }
-        Value::Rule(rule) => Payload::Rule(Rule {
-            rule: leak(&rule.rule),
-            message: rule.message.as_deref().map(leak),
-            message_expression: rule.message_expression.as_deref().map(leak),
-            reason: rule.reason.as_deref().map(leak),
-            field_path: rule.field_path.as_deref().map(leak),
-            optional_old_self: rule.optional_old_self,
-        }),
-        Value::Docs(docs) => Payload::Docs(Docs {
-            url: leak(&docs.url),
-            description: leak(&docs.description),
-        }),
-    };
-    match schema::marker(spanned.variant, payload) {
+    match schema::marker(spanned.variant, spanned.value.clone()) {
         Some(marker) => Ok(marker),
         None => defer_to_build!("the marker `{}` has no row", spanned.name),
     }
 }
 
-fn literal(literal: &kubebuilder_attributes::Literal) -> Literal {
-    use kubebuilder_attributes::Literal as Parsed;
-    match literal {
-        Parsed::Null => Literal::Null,
-        Parsed::Bool(b) => Literal::Bool(*b),
-        Parsed::Int(i) => Literal::Int(*i),
-        Parsed::Float(f) => Literal::Float(*f),
-        Parsed::String(s) => Literal::String(leak(s)),
-        Parsed::List(items) => Literal::List(leak_slice(items.iter().map(self::literal).collect())),
-        Parsed::Map(entries) => Literal::Map(leak_slice(
-            entries
-                .iter()
-                .map(|(key, value)| (leak(key), self::literal(value)))
-                .collect(),
-        )),
-    }
-}
-
 fn string_literals(values: &[String]) -> &'static [Literal] {
-    leak_slice(values.iter().map(|v| Literal::String(leak(v))).collect())
+    leak_slice(
+        values
+            .iter()
+            .map(|v| Literal::String(v.clone().into()))
+            .collect(),
+    )
 }
 
 /// The schema functions take `'static` data, as the generated code's constants are; the
