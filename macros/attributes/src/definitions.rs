@@ -2,6 +2,8 @@
 //! `#[kubebuilder(...)]` and `#[kubebuilder::schema(...)]` (and the `validation(...)` of
 //! `#[kubebuilder::resource]`), in table order.
 
+use kubebuilder_model::schema::Kind;
+
 use crate::args::Named;
 
 /// One row.
@@ -24,7 +26,10 @@ pub enum Role {
     /// A schema marker: `::kubebuilder::schema::Marker::<variant>(value)`.
     Marker {
         variant: &'static str,
-        value: ValueKind,
+        /// How its value is written (see `kubebuilder-markers`).
+        value: Kind,
+        /// The values a `Choice` allows; empty for the other kinds.
+        choices: &'static [&'static str],
         /// Whether its precondition depends on the node's type (a `const` check).
         checked: bool,
     },
@@ -32,24 +37,6 @@ pub enum Role {
     Directive(Directive),
     /// `name(...)`: a nested argument list.
     Group(Group),
-}
-
-/// How a marker's value is written (see `kubebuilder-markers`).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum ValueKind {
-    Flag,
-    Bool,
-    Number,
-    Integer,
-    String,
-    Choice(&'static [&'static str]),
-    Pattern,
-    Literal,
-    Json,
-    Literals,
-    Rule,
-    Fields,
-    Docs,
 }
 
 /// Where an argument list sits.
@@ -97,12 +84,12 @@ macro_rules! place {
     };
 }
 
-macro_rules! value_kind {
+macro_rules! choices {
     (Choice($($choice:literal),*)) => {
-        ValueKind::Choice(&[$($choice),*])
+        &[$($choice),*]
     };
     ($kind:ident) => {
-        ValueKind::$kind
+        &[]
     };
 }
 
@@ -150,7 +137,8 @@ macro_rules! definitions {
             $name in $group, [$($place),*], $repeatable, [$($go),*],
             Role::Marker {
                 variant: stringify!($variant),
-                value: value_kind!($kind $(($($choice),*))?),
+                value: Kind::$kind,
+                choices: choices!($kind $(($($choice),*))?),
                 checked: checked!($needs),
             }
         ),] [$($directives)*] [$($groups)*] $($rest)*);

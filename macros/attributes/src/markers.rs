@@ -5,7 +5,7 @@
 //! precondition needs the node's type get a `const` check (see
 //! `kubebuilder::schema::check_marker`).
 
-use kubebuilder_model::schema::{Docs, Literal, Rule, Value};
+use kubebuilder_model::schema::{Docs, Kind, Literal, Rule, Value};
 use kubebuilder_model::{Text, Texts};
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -13,7 +13,7 @@ use syn::LitStr;
 
 use crate::args::{self, Arg, Argument, Errors, Reader, Readers};
 pub use crate::definitions::Place;
-use crate::definitions::{DEFINITIONS, Definition, Directive, Group, Role, ValueKind};
+use crate::definitions::{DEFINITIONS, Definition, Directive, Group, Role};
 use crate::tokens::marker_value;
 
 /// A marker as written: its name, its row's `Marker` variant and value, and where.
@@ -240,9 +240,10 @@ impl Lists {
                 Role::Marker {
                     variant,
                     value,
+                    choices,
                     checked,
                 } => {
-                    if let Some(value) = parse_value(arg, value, errors) {
+                    if let Some(value) = parse_value(arg, value, choices, errors) {
                         let marker = Spanned {
                             name: definition.name,
                             variant,
@@ -315,21 +316,21 @@ fn misplaced(definition: &Definition) -> String {
 }
 
 /// Reads an argument's value as its row's value kind.
-fn parse_value(arg: &Arg, kind: ValueKind, errors: &mut Errors) -> Option<Value> {
+fn parse_value(arg: &Arg, kind: Kind, choices: &[&str], errors: &mut Errors) -> Option<Value> {
     let value = match kind {
-        ValueKind::Flag => arg.flag(errors).then_some(Value::Flag)?,
-        ValueKind::Bool => Value::Bool(arg.boolean(errors)?),
-        ValueKind::Number => Value::Number(arg.number(errors)?),
-        ValueKind::Integer => Value::Integer(arg.int(errors)?),
-        ValueKind::String => Value::String(arg.string(errors)?.value().into()),
-        ValueKind::Choice(allowed) => Value::Choice(one_of(arg, allowed, errors)?.into()),
-        ValueKind::Pattern => Value::Pattern(parse_pattern(&arg.string(errors)?, errors)?.into()),
-        ValueKind::Literal => Value::Literal(literal(arg.any(errors)?)),
-        ValueKind::Json => Value::Json(parse_json(&arg.string(errors)?, errors)?),
-        ValueKind::Literals => Value::Literals(parse_literals(arg, errors)?.into()),
-        ValueKind::Rule => Value::Rule(parse_rule(arg, arg.nested(errors)?, errors)?),
-        ValueKind::Fields => Value::Fields(one_of_fields(arg, errors)?),
-        ValueKind::Docs => Value::Docs(parse_external_docs(arg, arg.nested(errors)?, errors)?),
+        Kind::Flag => arg.flag(errors).then_some(Value::Flag)?,
+        Kind::Bool => Value::Bool(arg.boolean(errors)?),
+        Kind::Number => Value::Number(arg.number(errors)?),
+        Kind::Integer => Value::Integer(arg.int(errors)?),
+        Kind::String => Value::String(arg.string(errors)?.value().into()),
+        Kind::Choice => Value::Choice(one_of(arg, choices, errors)?.into()),
+        Kind::Pattern => Value::Pattern(parse_pattern(&arg.string(errors)?, errors)?.into()),
+        Kind::Literal => Value::Literal(literal(arg.any(errors)?)),
+        Kind::Json => Value::Json(parse_json(&arg.string(errors)?, errors)?),
+        Kind::Literals => Value::Literals(parse_literals(arg, errors)?.into()),
+        Kind::Rule => Value::Rule(parse_rule(arg, arg.nested(errors)?, errors)?),
+        Kind::Fields => Value::Fields(one_of_fields(arg, errors)?),
+        Kind::Docs => Value::Docs(parse_external_docs(arg, arg.nested(errors)?, errors)?),
     };
     // Structural schemas forbid it; the CRD would be refused.
     if arg.key() == "unique_items" && matches!(value, Value::Bool(true)) {

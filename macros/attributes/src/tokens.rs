@@ -120,18 +120,21 @@ impl Constant for Docs {
     }
 }
 
-/// A marker's value as the constant its `Marker` variant holds; `None` for a flag.
-pub fn marker_value(value: &Value) -> Option<TokenStream> {
-    Some(match value {
-        Value::Flag => return None,
-        Value::Bool(value) => value.constant(),
-        Value::Number(value) => value.constant(),
-        Value::Integer(value) => value.constant(),
-        Value::String(value) | Value::Choice(value) | Value::Pattern(value) => value.constant(),
-        Value::Literal(value) | Value::Json(value) => value.constant(),
-        Value::Literals(value) => value.constant(),
-        Value::Rule(value) => value.constant(),
-        Value::Fields(value) => value.constant(),
-        Value::Docs(value) => value.constant(),
-    })
+/// `marker_value`, from the value kinds' table: each value by its type's [`Constant`].
+macro_rules! define_marker_value {
+    ($( $(#[$doc:meta])* $kind:ident $(($type:ty))?, )*) => {
+        /// A marker's value as the constant its `Marker` variant holds; `None` for a kind
+        /// without a value (a flag).
+        pub fn marker_value(value: &Value) -> Option<TokenStream> {
+            match value {
+                $( define_marker_value!(@pattern value $kind $(($type))?) => define_marker_value!(@constant value $kind $(($type))?), )*
+            }
+        }
+    };
+    (@pattern $value:ident $kind:ident) => { Value::$kind };
+    (@pattern $value:ident $kind:ident($type:ty)) => { Value::$kind($value) };
+    (@constant $value:ident $kind:ident) => { None };
+    (@constant $value:ident $kind:ident($type:ty)) => { Some($value.constant()) };
 }
+
+kubebuilder_model::value_kinds!(define_marker_value);

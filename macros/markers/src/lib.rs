@@ -28,7 +28,7 @@
 //! `= true|false`), `Number`, `Integer`, `String`, `Choice("a", "b")`, `Pattern` (a regular
 //! expression), `Literal` (any value), `Json` (a string holding JSON), `Literals` (a list of
 //! values), `Rule` (`x_validation(...)`), `Fields` (a list of field names) or `Docs`
-//! (`external_docs(...)`); `stands:` any of `field`, `type`, `items` (inside
+//! (`external_docs(...)`), the rows of `kubebuilder_model::value_kinds!`; `stands:` any of `field`, `type`, `items` (inside
 //! `validation(items(...))`) and `resource` (in the `validation(...)` of
 //! `#[kubebuilder::resource]`); `repeatable:`; `needs:` the node the marker must sit on
 //! (`Nothing`, `Numeric`, `Bound(value)` — numeric, and integral on integers —, `Textual`,

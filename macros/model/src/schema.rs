@@ -2,11 +2,13 @@
 //! or the `validation(...)` of `#[kubebuilder::resource(...)]` carries, by the value kind of
 //! its row in `kubebuilder-markers`.
 //!
-//! Each value kind is one row of the table below: its name (the row's `value:` column) and
-//! the Rust type of its value. The table defines [`Value`] (a value of any kind, as the
-//! attribute parser returns it and the source reader hands it on) and [`kind`] (the type
-//! of each kind, which the `kubebuilder` crate's `Marker` variants hold). A new kind of
-//! value is a new row here, and the syntax that writes it, in the attribute parser.
+//! Each value kind is one row of the table below ([`value_kinds!`](crate::value_kinds)): its
+//! name (the `value:` column of a marker's row) and the Rust type of its value. The table
+//! defines [`Value`] (a value of any kind, as the attribute parser returns it and the source
+//! reader hands it on), [`Kind`] (what a marker's row declares), [`kind`] (the type of each
+//! kind, which the `kubebuilder` crate's `Marker` variants hold) and, in the attribute
+//! macros, how a value is written as a constant. A new kind of value is a new row here, and
+//! the syntax that writes it (an arm of the attribute parser's `parse_value`).
 
 use std::borrow::Cow;
 
@@ -63,14 +65,58 @@ pub struct Docs {
     pub description: Text,
 }
 
-/// The value kinds: `Name(type)` for a kind with a value, `Name` for one without (types by
-/// their full path, since the aliases in [`kind`] take the kinds' names).
+/// The value kinds, one row each: `Name(type)` for a kind with a value, `Name` for one
+/// without. Expands to `$callback! { rows }`, as `kubebuilder-markers`' table does; this
+/// module defines [`Value`], [`Kind`] and [`kind`] from it, and the attribute macros the code
+/// that writes a value as a constant.
+#[doc(hidden)]
+#[macro_export]
 macro_rules! value_kinds {
+    ($callback:path) => {
+        $callback! {
+            /// A bare name (`nullable`).
+            Flag,
+            /// A bare name, or `= true` / `= false`.
+            Bool(bool),
+            /// A number.
+            Number(f64),
+            /// An integer.
+            Integer(i64),
+            /// A string.
+            String($crate::Text),
+            /// One of the strings the row lists.
+            Choice($crate::Text),
+            /// A regular expression, checked when written.
+            Pattern($crate::Text),
+            /// Any literal value.
+            Literal($crate::schema::Literal),
+            /// A string holding JSON, as the value it holds.
+            Json($crate::schema::Literal),
+            /// A list of literal values.
+            Literals($crate::schema::Literals),
+            /// `x_validation(...)`.
+            Rule($crate::schema::Rule),
+            /// A list of field names.
+            Fields($crate::Texts),
+            /// `external_docs(...)`.
+            Docs($crate::schema::Docs),
+        }
+    };
+}
+
+/// Defines [`Value`], [`Kind`] and [`kind`] from the rows.
+macro_rules! define_values {
     ($( $(#[$doc:meta])* $kind:ident $(($type:ty))?, )*) => {
         /// A marker's value, by the value kind of its row.
         #[derive(Clone, Debug, PartialEq)]
         pub enum Value {
             $( $(#[$doc])* $kind $(($type))?, )*
+        }
+
+        /// A value kind: the `value:` column of a row of `kubebuilder-markers`.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Kind {
+            $( $(#[$doc])* $kind, )*
         }
 
         /// The type of each value kind that has a value, by the kind's name: what the
@@ -90,31 +136,4 @@ macro_rules! kind_type {
     };
 }
 
-value_kinds! {
-    /// A bare name (`nullable`).
-    Flag,
-    /// A bare name, or `= true` / `= false`.
-    Bool(bool),
-    /// A number.
-    Number(f64),
-    /// An integer.
-    Integer(i64),
-    /// A string.
-    String(crate::Text),
-    /// One of the strings the row lists.
-    Choice(crate::Text),
-    /// A regular expression, checked when written.
-    Pattern(crate::Text),
-    /// Any literal value.
-    Literal(crate::schema::Literal),
-    /// A string holding JSON, as the value it holds.
-    Json(crate::schema::Literal),
-    /// A list of literal values.
-    Literals(crate::schema::Literals),
-    /// `x_validation(...)`.
-    Rule(crate::schema::Rule),
-    /// A list of field names.
-    Fields(crate::Texts),
-    /// `external_docs(...)`.
-    Docs(crate::schema::Docs),
-}
+value_kinds!(define_values);
