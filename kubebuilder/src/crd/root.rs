@@ -134,10 +134,10 @@ pub const OBJECT_META: Shape = Shape {
 };
 
 /// The shape of a root object, for checking printer column and selectable field paths.
-pub const fn root_shape(
-    kind: &'static str,
-    properties: &'static [(&'static str, &'static Shape)],
-) -> Shape {
+pub const fn root_shape<'a>(
+    kind: &'a str,
+    properties: &'a [(&'a str, &'a Shape<'a>)],
+) -> Shape<'a> {
     Shape {
         properties,
         ..Shape::typed(kind, "object")

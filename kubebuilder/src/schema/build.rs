@@ -1,12 +1,13 @@
 //! The schemas the generated `Schema` impls assemble: a field's, a struct's, a unit enum's
 //! and a custom type's. Reached through `__private::schema`.
 
-use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
 
-use super::{Literal, Marker, Node, flatten, marker};
+use kubebuilder_model::schema::Literals;
+
+use super::{Marker, Node, flatten, marker};
 
 /// The schema of one field: `node` with the field's doc and markers.
 pub fn field(
@@ -21,9 +22,9 @@ pub fn field(
 }
 
 /// A field of a struct, for [`object`].
-pub struct Property {
+pub struct Property<'a> {
     /// The JSON name.
-    pub name: &'static str,
+    pub name: &'a str,
     /// The field's schema, with its doc and markers ([`field`]).
     pub schema: JSONSchemaProps,
     /// Listed in the struct's `required`: as the `required` and `optional` markers say,
@@ -34,7 +35,7 @@ pub struct Property {
     pub inline: bool,
     /// The field's markers, for those that change the struct too
     /// ([`Marker::apply_to_object`]).
-    pub markers: &'static [Marker],
+    pub markers: &'a [Marker],
 }
 
 /// The schema of a struct: its fields, then the type-level markers.
@@ -80,17 +81,13 @@ pub fn object(description: &str, properties: Vec<Property>, markers: &[Marker]) 
 
 /// The schema of a unit enum: a string with its variants as the enum, then the type-level
 /// markers.
-pub fn string_enum(
-    description: &str,
-    values: &'static [Literal],
-    markers: &[Marker],
-) -> JSONSchemaProps {
+pub fn string_enum(description: &str, values: Literals, markers: &[Marker]) -> JSONSchemaProps {
     let mut schema = JSONSchemaProps {
         type_: Some("string".into()),
         description: (!description.is_empty()).then(|| description.to_owned()),
         ..JSONSchemaProps::default()
     };
-    marker::apply_sorted(&mut schema, &[Marker::Enum(Cow::Borrowed(values))]);
+    marker::apply_sorted(&mut schema, &[Marker::Enum(values)]);
     marker::apply_sorted(&mut schema, markers);
     schema
 }

@@ -11,18 +11,18 @@ use super::{
 
 /// What a type contributes to its field's schema, as its `Schema` impl gives it.
 #[derive(Clone, Debug)]
-pub struct Typed {
+pub struct Typed<'a> {
     /// [`Schema::node`].
     pub node: Node,
     /// [`Schema::SHAPE`].
-    pub shape: Shape,
+    pub shape: Shape<'a>,
     /// `u8`, whose `Vec` is base64 bytes.
     pub is_byte: bool,
 }
 
-impl Typed {
+impl Typed<'static> {
     /// `T`'s, from its impl.
-    pub fn of<T: Schema>() -> Typed {
+    pub fn of<T: Schema>() -> Typed<'static> {
         Typed {
             node: T::node(),
             shape: T::SHAPE,
@@ -34,7 +34,7 @@ impl Typed {
 /// A type without generic arguments at its canonical path: a primitive by its name (`i32`),
 /// `std::string::String`, `serde_json::Value` or a k8s-openapi type
 /// (`k8s_openapi::api::core::v1::PodSpec`).
-pub fn leaf(path: &str) -> Option<Typed> {
+pub fn leaf(path: &str) -> Option<Typed<'static>> {
     match path {
         "std::string::String" => primitive("String"),
         "serde_json::Value" => Some(Typed::of::<serde_json::Value>()),
@@ -72,37 +72,43 @@ impl Container {
         })
     }
 
-    /// The container of `inner` (a map's values; its keys are `String`).
-    pub fn of(self, inner: Typed) -> Typed {
-        let values = |name| Typed {
-            node: Node::inline(map_of(inner.node.clone())),
-            shape: map_shape(name, leak(inner.shape)),
-            is_byte: false,
+    /// The container of `inner` (a map's values; its keys are `String`). Shapes refer to
+    /// their items by reference, as the compiled ones do: `keep` keeps `inner`'s for as
+    /// long as the container's is used.
+    pub fn of<'a>(
+        self,
+        inner: Typed<'a>,
+        keep: impl FnOnce(Shape<'a>) -> &'a Shape<'a>,
+    ) -> Typed<'a> {
+        let map = match self {
+            Container::Option | Container::Box => return inner,
+            Container::Vec => {
+                return Typed {
+                    node: vec_node(inner.node, inner.is_byte),
+                    shape: vec_shape(keep(inner.shape), inner.is_byte),
+                    is_byte: false,
+                };
+            }
+            Container::BTreeMap => "BTreeMap",
+            Container::HashMap => "HashMap",
         };
-        match self {
-            Container::Option | Container::Box => inner,
-            Container::Vec => Typed {
-                node: vec_node(inner.node, inner.is_byte),
-                shape: vec_shape(leak(inner.shape), inner.is_byte),
-                is_byte: false,
-            },
-            Container::BTreeMap => values("BTreeMap"),
-            Container::HashMap => values("HashMap"),
+        Typed {
+            node: Node::inline(map_of(inner.node)),
+            shape: map_shape(map, keep(inner.shape)),
+            is_byte: false,
         }
     }
 }
 
-/// `[T; len]` of `items`.
-pub fn array(items: Typed, len: usize) -> Typed {
+/// `[T; len]` of `items`; `keep` keeps the items' shape, as [`Container::of`]'s does.
+pub fn array<'a>(
+    items: Typed<'a>,
+    len: usize,
+    keep: impl FnOnce(Shape<'a>) -> &'a Shape<'a>,
+) -> Typed<'a> {
     Typed {
         node: array_node(items.node, len),
-        shape: array_shape(leak(items.shape)),
+        shape: array_shape(keep(items.shape)),
         is_byte: false,
     }
-}
-
-/// Shapes refer to each other by `'static` references, as the compiled ones do; a reader
-/// builds a bounded number of them once per run.
-fn leak(shape: Shape) -> &'static Shape {
-    Box::leak(Box::new(shape))
 }

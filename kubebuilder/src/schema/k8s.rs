@@ -49,7 +49,7 @@ macro_rules! schemas_from_table {
         }
 
         /// The type at `path` (`k8s_openapi::api::core::v1::PodSpec`), if implemented here.
-        pub(super) fn by_path(path: &str) -> Option<super::by_path::Typed> {
+        pub(super) fn by_path(path: &str) -> Option<super::by_path::Typed<'static>> {
             $(
                 if path == stringify!($ty).replace(' ', "") {
                     return Some(super::by_path::Typed::of::<$ty>());

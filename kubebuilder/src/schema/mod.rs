@@ -50,7 +50,7 @@ pub trait Schema {
 
     /// What the attribute macros check markers, defaults and JSONPaths against at compile
     /// time. The default, [`Shape::UNKNOWN`], disables those checks for the type.
-    const SHAPE: Shape = Shape::UNKNOWN;
+    const SHAPE: Shape<'static> = Shape::UNKNOWN;
 
     /// `u8`: a `Vec` of it is base64 bytes (Go's `[]byte`), not an array of integers.
     #[doc(hidden)]
@@ -204,12 +204,12 @@ macro_rules! primitive {
                     Node::inline(Self::schema())
                 }
 
-                const SHAPE: Shape = Shape::typed(stringify!($ty), $type_);
+                const SHAPE: Shape<'static> = Shape::typed(stringify!($ty), $type_);
             }
         )*
 
         /// The primitive named `name` as written above (`i32`, `String`).
-        fn primitive(name: &str) -> Option<by_path::Typed> {
+        fn primitive(name: &str) -> Option<by_path::Typed<'static>> {
             match name {
                 $( stringify!($ty) => Some(by_path::Typed::of::<$ty>()), )*
                 "u8" => Some(by_path::Typed::of::<u8>()),
@@ -244,7 +244,7 @@ impl Schema for u8 {
         Node::inline(Self::schema())
     }
 
-    const SHAPE: Shape = Shape::typed("u8", "integer");
+    const SHAPE: Shape<'static> = Shape::typed("u8", "integer");
     const IS_BYTE: bool = true;
 }
 
@@ -258,7 +258,7 @@ impl<T: Schema> Schema for Vec<T> {
         vec_node(T::node(), T::IS_BYTE)
     }
 
-    const SHAPE: Shape = vec_shape(&T::SHAPE, T::IS_BYTE);
+    const SHAPE: Shape<'static> = vec_shape(&T::SHAPE, T::IS_BYTE);
 }
 
 /// The node of a `Vec` of `items`.
@@ -271,7 +271,7 @@ fn vec_node(items: Node, items_are_bytes: bool) -> Node {
 }
 
 /// The shape of a `Vec` of `items`.
-const fn vec_shape(items: &'static Shape, items_are_bytes: bool) -> Shape {
+const fn vec_shape<'a>(items: &'a Shape<'a>, items_are_bytes: bool) -> Shape<'a> {
     if items_are_bytes {
         BYTES
     } else {
@@ -294,7 +294,7 @@ impl<T: Schema, const N: usize> Schema for [T; N] {
         array_node(T::node(), N)
     }
 
-    const SHAPE: Shape = array_shape(&T::SHAPE);
+    const SHAPE: Shape<'static> = array_shape(&T::SHAPE);
 }
 
 /// The node of an array of `len` `items`.
@@ -306,7 +306,7 @@ fn array_node(items: Node, len: usize) -> Node {
 }
 
 /// The shape of an array of `items`.
-const fn array_shape(items: &'static Shape) -> Shape {
+const fn array_shape<'a>(items: &'a Shape<'a>) -> Shape<'a> {
     Shape {
         items: Some(items),
         raw_bytes: items.raw_bytes,
@@ -324,7 +324,7 @@ impl<T: Schema> Schema for Option<T> {
         T::node()
     }
 
-    const SHAPE: Shape = T::SHAPE;
+    const SHAPE: Shape<'static> = T::SHAPE;
 }
 
 impl<T: Schema> Schema for Box<T> {
@@ -336,7 +336,7 @@ impl<T: Schema> Schema for Box<T> {
         T::node()
     }
 
-    const SHAPE: Shape = T::SHAPE;
+    const SHAPE: Shape<'static> = T::SHAPE;
 }
 
 fn map_of(values: Node) -> JSONSchemaProps {
@@ -348,7 +348,7 @@ fn map_of(values: Node) -> JSONSchemaProps {
 }
 
 /// The shape of a map named `name` with `values`.
-const fn map_shape(name: &'static str, values: &'static Shape) -> Shape {
+const fn map_shape<'a>(name: &'a str, values: &'a Shape<'a>) -> Shape<'a> {
     Shape {
         additional_properties: Some(values),
         raw_bytes: values.raw_bytes,
@@ -365,7 +365,7 @@ impl<V: Schema> Schema for BTreeMap<String, V> {
         Node::inline(Self::schema())
     }
 
-    const SHAPE: Shape = map_shape("BTreeMap", &V::SHAPE);
+    const SHAPE: Shape<'static> = map_shape("BTreeMap", &V::SHAPE);
 }
 
 impl<V: Schema, S> Schema for HashMap<String, V, S> {
@@ -377,7 +377,7 @@ impl<V: Schema, S> Schema for HashMap<String, V, S> {
         Node::inline(Self::schema())
     }
 
-    const SHAPE: Shape = map_shape("HashMap", &V::SHAPE);
+    const SHAPE: Shape<'static> = map_shape("HashMap", &V::SHAPE);
 }
 
 /// Arbitrary JSON: kept as it is (Go: `apiextensionsv1.JSON`).
@@ -389,7 +389,7 @@ impl Schema for serde_json::Value {
         }
     }
 
-    const SHAPE: Shape = Shape {
+    const SHAPE: Shape<'static> = Shape {
         preserve_unknown_fields: true,
         ..Shape::typed("serde_json::Value", "")
     };

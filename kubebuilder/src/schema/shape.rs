@@ -9,41 +9,43 @@ use kubebuilder_model::{as_slice, as_str};
 
 use super::marker::{Literal, Marker, Needs};
 
-/// The compile-time outline of a type's schema.
+/// The compile-time outline of a type's schema. The generated constants are
+/// `Shape<'static>`; the source reader of `cargo xtask manifests` makes its own, which refer
+/// to what it read.
 #[derive(Clone, Copy, Debug)]
-pub struct Shape {
+pub struct Shape<'a> {
     /// Rust type name, for messages.
-    pub name: &'static str,
+    pub name: &'a str,
     /// `false` for types without a declared shape: nothing is checked against them.
     pub known: bool,
     /// The OpenAPI type; empty when the schema has none.
-    pub type_: &'static str,
+    pub type_: &'a str,
     /// `x-kubernetes-int-or-string`: an integer or a string, in a schema without a type.
     pub int_or_string: bool,
     /// `x-kubernetes-preserve-unknown-fields`: fields the schema does not declare are kept,
     /// so JSON paths and defaults may name any field below the node.
     pub preserve_unknown_fields: bool,
     /// The values `enum` allows; empty for any.
-    pub enum_: &'static [Literal],
+    pub enum_: &'a [Literal],
     /// Elements of an array.
-    pub items: Option<&'static Shape>,
+    pub items: Option<&'a Shape<'a>>,
     /// Fields of a struct, by JSON name.
-    pub properties: &'static [(&'static str, &'static Shape)],
+    pub properties: &'a [(&'a str, &'a Shape<'a>)],
     /// The required fields of a struct, by JSON name.
-    pub required: &'static [&'static str],
+    pub required: &'a [&'a str],
     /// More fields, from the variants of an enum with data (their fields sit beside each
     /// other in its schema).
-    pub union: &'static [&'static Shape],
+    pub union: &'a [&'a Shape<'a>],
     /// Values of a map.
-    pub additional_properties: Option<&'static Shape>,
+    pub additional_properties: Option<&'a Shape<'a>>,
     /// A `Vec<u8>` (base64 on the wire) is this value or sits in it, not below a named type
     /// (which has serde of its own): the field needs the base64 adapter.
     pub raw_bytes: bool,
 }
 
-impl Shape {
+impl<'a> Shape<'a> {
     /// A type nothing is known about.
-    pub const UNKNOWN: Shape = Shape {
+    pub const UNKNOWN: Shape<'a> = Shape {
         name: "",
         known: false,
         type_: "",
@@ -59,7 +61,7 @@ impl Shape {
     };
 
     /// A known type with `type_` and nothing else.
-    pub const fn typed(name: &'static str, type_: &'static str) -> Shape {
+    pub const fn typed(name: &'a str, type_: &'a str) -> Shape<'a> {
         Shape {
             name,
             known: true,
@@ -69,7 +71,7 @@ impl Shape {
     }
 
     /// The shape after a node's type-changing markers (`type`, `x_int_or_string`, `enum`).
-    pub const fn with_markers(self, markers: &'static [Marker]) -> Shape {
+    pub const fn with_markers(self, markers: &'a [Marker]) -> Shape<'a> {
         let mut shape = self;
         let mut i = 0;
         while i < markers.len() {
@@ -90,7 +92,7 @@ impl Shape {
 
     /// The shape of an untagged enum from its variants' ([`check_union`](super::union::check_union)
     /// refuses the others): an int-or-string, or an object with the variants' fields.
-    pub const fn untagged(name: &'static str, variants: &'static [&'static Shape]) -> Shape {
+    pub const fn untagged(name: &'a str, variants: &'a [&'a Shape<'a>]) -> Shape<'a> {
         match variants.first() {
             Some(first) if !first.is("object") => Shape {
                 int_or_string: true,
@@ -107,7 +109,7 @@ impl Shape {
         str_eq(self.type_, type_)
     }
 
-    const fn found(&self) -> &'static str {
+    const fn found(&self) -> &'a str {
         if self.int_or_string {
             "int-or-string"
         } else if self.type_.is_empty() {
@@ -292,11 +294,7 @@ pub const fn check_bytes(shape: &Shape, written: bool) -> Option<Message> {
 }
 
 /// Checks an `items(...)` marker: the node must be an array.
-pub const fn check_items_marker(
-    shape: &Shape,
-    name: &str,
-    marker: &'static Marker,
-) -> Option<Message> {
+pub const fn check_items_marker(shape: &Shape, name: &str, marker: &Marker) -> Option<Message> {
     if !shape.known {
         return None;
     }
@@ -429,7 +427,7 @@ const fn check_value(shape: &Shape, value: &Literal, what: Message) -> Option<Me
 }
 
 /// The field `name` of a struct, or of one of an enum's variants.
-pub(crate) const fn property(shape: &Shape, name: &str) -> Option<&'static Shape> {
+pub(crate) const fn property<'a>(shape: &Shape<'a>, name: &str) -> Option<&'a Shape<'a>> {
     let mut i = 0;
     while i < shape.properties.len() {
         if str_eq(shape.properties[i].0, name) {
@@ -593,8 +591,8 @@ const fn utf8(bytes: &[u8]) -> &str {
 }
 
 /// The field name nearest to `name` (edit distance at most a third of its length).
-const fn closest_property(shape: &Shape, name: &str) -> Option<&'static str> {
-    let mut best: Option<&'static str> = None;
+const fn closest_property<'a>(shape: &Shape<'a>, name: &str) -> Option<&'a str> {
+    let mut best: Option<&'a str> = None;
     let mut best_distance = name.len() / 3 + 1;
     let mut i = 0;
     while i < shape.properties.len() {

@@ -435,10 +435,10 @@ fn unit_enums_are_string_enums() {
     assert_eq!(
         to_json(&string_enum(
             "Doc.",
-            &[
+            Cow::Borrowed(&[
                 Literal::String(Cow::Borrowed("A")),
                 Literal::String(Cow::Borrowed("B"))
-            ],
+            ]),
             &[]
         )),
         json!({"type": "string", "description": "Doc.", "enum": ["A", "B"]})

@@ -25,11 +25,11 @@ use super::shape::{Message, Shape, property, str_eq};
 
 /// How serde writes an enum with data.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Tagging {
+pub enum Tagging<'a> {
     /// `{"Variant": value}`.
     External,
     /// `{"<tag>": "Variant", ...fields}`.
-    Internal(&'static str),
+    Internal(&'a str),
     /// The variant's value alone.
     Untagged,
 }
@@ -217,8 +217,8 @@ fn cel_string(text: &str) -> String {
 /// a unit variant).
 pub const fn check_union(
     enum_name: &str,
-    tagging: Tagging,
-    variants: &[(&'static str, Option<&'static Shape>)],
+    tagging: Tagging<'_>,
+    variants: &[(&str, Option<&Shape<'_>>)],
 ) -> Option<Message> {
     match tagging {
         Tagging::External => None,
@@ -230,7 +230,7 @@ pub const fn check_union(
 const fn check_internally_tagged(
     enum_name: &str,
     tag: &str,
-    variants: &[(&'static str, Option<&'static Shape>)],
+    variants: &[(&str, Option<&Shape<'_>>)],
 ) -> Option<Message> {
     let mut i = 0;
     while i < variants.len() {
@@ -259,7 +259,7 @@ const fn check_internally_tagged(
 
 const fn check_untagged(
     enum_name: &str,
-    variants: &[(&'static str, Option<&'static Shape>)],
+    variants: &[(&str, Option<&Shape<'_>>)],
 ) -> Option<Message> {
     let (mut integers, mut strings, mut structs, mut others) = (0, 0, 0, 0);
     let mut i = 0;
@@ -317,10 +317,10 @@ const fn check_untagged(
 }
 
 /// An earlier struct variant whose required fields are all required by variant `at` too.
-const fn covering_variant(
-    variants: &[(&'static str, Option<&'static Shape>)],
+const fn covering_variant<'a>(
+    variants: &[(&'a str, Option<&Shape<'_>>)],
     at: usize,
-) -> Option<&'static str> {
+) -> Option<&'a str> {
     let Some(shape) = variants[at].1 else {
         return None;
     };
@@ -359,7 +359,7 @@ const fn contains_all(all: &[&str], some: &[&str]) -> bool {
 /// A field in two variants must have the same type: the union has one property for it.
 const fn check_shared_fields(
     enum_name: &str,
-    variants: &[(&'static str, Option<&'static Shape>)],
+    variants: &[(&str, Option<&Shape<'_>>)],
 ) -> Option<Message> {
     let mut i = 0;
     while i < variants.len() {

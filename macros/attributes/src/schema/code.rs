@@ -141,7 +141,7 @@ impl Backend for Code {
         Ok(quote! {
             const VALUES: &[::kubebuilder::schema::Literal] = #values;
             const MARKERS: &[::kubebuilder::schema::Marker] = #own;
-            ::kubebuilder::__private::schema::string_enum(#doc, VALUES, MARKERS)
+            ::kubebuilder::__private::schema::string_enum(#doc, ::std::borrow::Cow::Borrowed(VALUES), MARKERS)
         })
     }
 

@@ -90,7 +90,7 @@ impl ApiType {
                     #schema_body
                 }
                 #node
-                const SHAPE: ::kubebuilder::schema::Shape = #shape;
+                const SHAPE: ::kubebuilder::schema::Shape<'static> = #shape;
             }
             #json_schema
             #(#checks)*

@@ -18,9 +18,10 @@ use kubebuilder_attributes::schema::{self as parsed, ApiType};
 use quote::ToTokens;
 use syn::{Attribute, Item};
 
+use super::arena::Arena;
 use super::modules::{ModuleId, Sources, is_ours, item_attributes};
 use super::names::{Names, Resolved};
-use super::types::{Types, check_markers, leak, leak_shape, leak_slice, refused, render};
+use super::types::{Types, refused};
 use super::{DeferToBuild, defer_to_build};
 use crate::scaffold::names::core_kinds;
 
@@ -167,8 +168,9 @@ impl<'s> Found<'s> {
             .iter()
             .map(|k| (k.module, k.kind.to_string()))
             .collect();
+        let arena = Arena::default();
         let names = Names::new(self.sources, &kind_names);
-        let types = Types::new(self.sources, &names, &self.api_types);
+        let types = Types::new(&arena, self.sources, &names, &self.api_types);
         for (module, name) in self.api_types.keys() {
             types.api_type(*module, name)?;
         }
@@ -213,7 +215,7 @@ struct Versions<'f, 's> {
     types: &'f Types<'f>,
 }
 
-impl Versions<'_, '_> {
+impl<'f> Versions<'f, '_> {
     /// `CustomResource::VERSION` as `resource/generate.rs` writes it, after its checks.
     fn version(&self, found: &FoundKind) -> Result<Version, DeferToBuild> {
         let resource = &found.resource;
@@ -236,7 +238,7 @@ impl Versions<'_, '_> {
             SpecKind::None => Spec::TopLevel(spec.schema.clone()),
         };
         let status_schema = status.map(|status| schema::field(status.node, "", &[], &[]));
-        let (root_markers, _) = render(&resource.root_markers)?;
+        let (root_markers, _) = self.types.render(&resource.root_markers)?;
         let root = root::root_schema(&names.doc, spec_schema, status_schema, root_markers);
         let hub = match &resource.hub {
             Some(hub) => {
@@ -350,8 +352,8 @@ impl Versions<'_, '_> {
         &self,
         found: &FoundKind,
         names: &KindNames,
-        spec: &Shape,
-        status: Option<Shape>,
+        spec: &Shape<'f>,
+        status: Option<Shape<'f>>,
     ) -> Result<(), DeferToBuild> {
         let resource = &found.resource;
         if resource.spec == SpecKind::Optional && !self.has_default(found)? {
@@ -362,7 +364,7 @@ impl Versions<'_, '_> {
             );
         }
         let root = self.root_shape(resource.spec, names, spec, status);
-        check_markers(&resource.root_markers, root)?;
+        self.types.check_markers(&resource.root_markers, root)?;
         let paths = resource
             .printer_columns
             .iter()
@@ -473,26 +475,27 @@ impl Versions<'_, '_> {
         &self,
         spec_kind: SpecKind,
         names: &KindNames,
-        spec: &Shape,
-        status: Option<Shape>,
-    ) -> Shape {
-        let kind = leak(&names.kind);
-        let mut properties: Vec<(&'static str, &'static Shape)> = vec![
+        spec: &Shape<'f>,
+        status: Option<Shape<'f>>,
+    ) -> Shape<'f> {
+        let arena = self.types.arena;
+        let kind = arena.text(&names.kind);
+        let mut properties = vec![
             ("apiVersion", &root::STRING_FIELD),
             ("kind", &root::STRING_FIELD),
             ("metadata", &root::OBJECT_META),
         ];
         if spec_kind == SpecKind::None {
             return Shape {
-                union: leak_slice(vec![leak_shape(*spec)]),
-                ..root::root_shape(kind, leak_slice(properties))
+                union: arena.shapes([*spec]),
+                ..root::root_shape(kind, arena.properties(properties))
             };
         }
-        properties.push(("spec", leak_shape(*spec)));
+        properties.push(("spec", arena.shape(*spec)));
         if let Some(status) = status {
-            properties.push(("status", leak_shape(status)));
+            properties.push(("status", arena.shape(status)));
         }
-        root::root_shape(kind, leak_slice(properties))
+        root::root_shape(kind, arena.properties(properties))
     }
 }
 

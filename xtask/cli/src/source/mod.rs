@@ -15,6 +15,7 @@
 //! and `manifests` builds. A compile error elsewhere in the crates (a function body) is not
 //! the reader's to find; the next build reports it.
 
+mod arena;
 mod crates;
 mod kinds;
 mod modules;

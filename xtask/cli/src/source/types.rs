@@ -16,25 +16,28 @@ use kubebuilder_attributes::schema::{self as parsed, ApiType, Field};
 use kubebuilder_attributes::{Markers, Spanned};
 use syn::{GenericArgument, Item, PathArguments, Type};
 
+use super::arena::Arena;
 use super::modules::{ModuleId, Sources};
 use super::names::{Names, Resolved};
 use super::{DeferToBuild, defer_to_build};
 
 /// An API type's schema, and what a field of the type starts from.
 #[derive(Clone)]
-pub struct Evaluated {
+pub struct Evaluated<'a> {
     /// `Schema::schema()`.
     pub schema: JSONSchemaProps,
     /// `Schema::node()` and `Schema::SHAPE`.
-    pub typed: Typed,
+    pub typed: Typed<'a>,
 }
 
 /// The API types of the crates read, evaluated on demand.
 pub struct Types<'a> {
+    /// What the shapes refer to.
+    pub arena: &'a Arena<'a>,
     sources: &'a Sources,
     names: &'a Names<'a>,
     api_types: &'a BTreeMap<(ModuleId, String), ApiType>,
-    evaluated: RefCell<BTreeMap<(ModuleId, String), Evaluated>>,
+    evaluated: RefCell<BTreeMap<(ModuleId, String), Evaluated<'a>>>,
     /// The types being evaluated: a type that holds itself recurses forever in its
     /// compiled `Schema` impl too.
     evaluating: RefCell<BTreeSet<(ModuleId, String)>>,
@@ -43,11 +46,13 @@ pub struct Types<'a> {
 impl<'a> Types<'a> {
     /// Over the API types by the module and name they are defined with.
     pub fn new(
+        arena: &'a Arena<'a>,
         sources: &'a Sources,
         names: &'a Names<'a>,
         api_types: &'a BTreeMap<(ModuleId, String), ApiType>,
     ) -> Types<'a> {
         Types {
+            arena,
             sources,
             names,
             api_types,
@@ -57,7 +62,7 @@ impl<'a> Types<'a> {
     }
 
     /// The API type `name` of `module`.
-    pub fn api_type(&self, module: ModuleId, name: &str) -> Result<Evaluated, DeferToBuild> {
+    pub fn api_type(&self, module: ModuleId, name: &str) -> Result<Evaluated<'a>, DeferToBuild> {
         let key = (module, name.to_owned());
         if let Some(done) = self.evaluated.borrow().get(&key) {
             return Ok(done.clone());
@@ -83,7 +88,7 @@ impl<'a> Types<'a> {
     }
 
     /// What a field of type `ty`, written in `module`, starts from.
-    pub fn typed(&self, module: ModuleId, ty: &Type) -> Result<Typed, DeferToBuild> {
+    pub fn typed(&self, module: ModuleId, ty: &Type) -> Result<Typed<'a>, DeferToBuild> {
         match ty {
             Type::Paren(inner) => self.typed(module, &inner.elem),
             Type::Group(inner) => self.typed(module, &inner.elem),
@@ -98,7 +103,11 @@ impl<'a> Types<'a> {
                 let Ok(len) = len.base10_parse::<usize>() else {
                     return defer_to_build!("the array length {len}");
                 };
-                Ok(by_path::array(self.typed(module, &array.elem)?, len))
+                Ok(by_path::array(
+                    self.typed(module, &array.elem)?,
+                    len,
+                    |shape| self.arena.shape(shape),
+                ))
             }
             Type::Path(path) if path.qself.is_none() => self.typed_path(module, &path.path),
             other => defer_to_build!(
@@ -110,7 +119,11 @@ impl<'a> Types<'a> {
 
     /// What a field of the type at `path` (arguments included), written in `module`,
     /// starts from.
-    pub fn typed_path(&self, module: ModuleId, path: &syn::Path) -> Result<Typed, DeferToBuild> {
+    pub fn typed_path(
+        &self,
+        module: ModuleId,
+        path: &syn::Path,
+    ) -> Result<Typed<'a>, DeferToBuild> {
         let arguments = type_arguments(path)?;
         match (self.names.resolve(module, path)?, arguments.as_slice()) {
             (Resolved::Primitive(name), []) => known_leaf(&name),
@@ -130,7 +143,7 @@ impl<'a> Types<'a> {
                         return defer_to_build!("`{path}` with {} type arguments", arguments.len());
                     }
                 };
-                Ok(container.of(self.typed(module, inner)?))
+                Ok(container.of(self.typed(module, inner)?, |shape| self.arena.shape(shape)))
             }
             (Resolved::Item(defined_in, name), []) => self.typed_item(defined_in, &name),
             (resolved, _) => defer_to_build!("{resolved:?} is not a type the source reader knows"),
@@ -138,7 +151,7 @@ impl<'a> Types<'a> {
     }
 
     /// A struct, enum or type alias of the crates read.
-    fn typed_item(&self, module: ModuleId, name: &str) -> Result<Typed, DeferToBuild> {
+    fn typed_item(&self, module: ModuleId, name: &str) -> Result<Typed<'a>, DeferToBuild> {
         let alias = self.sources.modules[module]
             .items
             .iter()
@@ -186,7 +199,7 @@ fn type_arguments(path: &syn::Path) -> Result<Vec<&Type>, DeferToBuild> {
     }
 }
 
-fn known_leaf(path: &str) -> Result<Typed, DeferToBuild> {
+fn known_leaf(path: &str) -> Result<Typed<'static>, DeferToBuild> {
     match by_path::leaf(path) {
         Some(typed) => Ok(typed),
         None => defer_to_build!("`{path}` is not a type the source reader knows"),
@@ -200,8 +213,8 @@ struct Values<'t, 'a> {
     module: ModuleId,
 }
 
-impl Values<'_, '_> {
-    fn evaluate(&self, api_type: &ApiType) -> Result<Evaluated, DeferToBuild> {
+impl<'a> Values<'_, 'a> {
+    fn evaluate(&self, api_type: &ApiType) -> Result<Evaluated<'a>, DeferToBuild> {
         let evaluated = api_type.evaluate(self)?;
         Ok(Evaluated {
             schema: evaluated.schema,
@@ -213,8 +226,12 @@ impl Values<'_, '_> {
         })
     }
 
+    fn arena(&self) -> &'a Arena<'a> {
+        self.types.arena
+    }
+
     /// `Schema::node()` of a field's type, or an empty node when schemaless.
-    fn field_typed(&self, field: &Field) -> Result<Typed, DeferToBuild> {
+    fn field_typed(&self, field: &Field) -> Result<Typed<'a>, DeferToBuild> {
         if field.markers.schemaless {
             Ok(Typed {
                 node: Node::default(),
@@ -227,15 +244,15 @@ impl Values<'_, '_> {
     }
 }
 
-impl Backend for Values<'_, '_> {
+impl<'a> Backend for Values<'_, 'a> {
     type Schema = JSONSchemaProps;
-    type Property = Property;
+    type Property = Property<'a>;
     type Node = Node;
-    type Shape = Shape;
+    type Shape = Shape<'a>;
     type Check = ();
     type Error = DeferToBuild;
 
-    fn field_shape(&self, field: &Field) -> Result<Shape, DeferToBuild> {
+    fn field_shape(&self, field: &Field) -> Result<Shape<'a>, DeferToBuild> {
         Ok(self.field_typed(field)?.shape)
     }
 
@@ -249,7 +266,7 @@ impl Backend for Values<'_, '_> {
         doc: &str,
         markers: &Markers,
     ) -> Result<JSONSchemaProps, DeferToBuild> {
-        let (own, items) = render(markers)?;
+        let (own, items) = self.types.render(markers)?;
         Ok(schema::field(
             self.field_typed(field)?.node,
             doc,
@@ -258,10 +275,10 @@ impl Backend for Values<'_, '_> {
         ))
     }
 
-    fn property(&self, field: &Field) -> Result<Property, DeferToBuild> {
-        let (own, _) = render(&field.markers)?;
+    fn property(&self, field: &Field) -> Result<Property<'a>, DeferToBuild> {
+        let (own, _) = self.types.render(&field.markers)?;
         Ok(Property {
-            name: leak(&field.json_name),
+            name: self.arena().text(&field.json_name),
             schema: self.field_schema(field, &field.doc)?,
             required: field.required(),
             inline: field.inline,
@@ -269,9 +286,9 @@ impl Backend for Values<'_, '_> {
         })
     }
 
-    fn variant_property(&self, name: &str, schema: JSONSchemaProps) -> Property {
+    fn variant_property(&self, name: &str, schema: JSONSchemaProps) -> Property<'a> {
         Property {
-            name: leak(name),
+            name: self.arena().text(name),
             schema,
             required: false,
             inline: false,
@@ -282,12 +299,12 @@ impl Backend for Values<'_, '_> {
     fn object(
         &self,
         doc: &str,
-        properties: Vec<Property>,
+        properties: Vec<Property<'a>>,
         markers: Option<&Markers>,
         exactly_one_of: Option<&[String]>,
     ) -> Result<JSONSchemaProps, DeferToBuild> {
         let mut own = match markers {
-            Some(markers) => render(markers)?.0.to_vec(),
+            Some(markers) => self.types.render(markers)?.0.to_vec(),
             None => Vec::new(),
         };
         if let Some(names) = exactly_one_of {
@@ -304,15 +321,19 @@ impl Backend for Values<'_, '_> {
         values: &[String],
         markers: &Markers,
     ) -> Result<JSONSchemaProps, DeferToBuild> {
+        let values = values
+            .iter()
+            .map(|value| Literal::String(value.clone().into()))
+            .collect();
         Ok(schema::string_enum(
             doc,
-            string_literals(values),
-            render(markers)?.0,
+            values,
+            self.types.render(markers)?.0,
         ))
     }
 
     fn markers_alone(&self, markers: &Markers) -> Result<JSONSchemaProps, DeferToBuild> {
-        Ok(schema::from_markers(render(markers)?.0))
+        Ok(schema::from_markers(self.types.render(markers)?.0))
     }
 
     fn internally_tagged(
@@ -326,7 +347,7 @@ impl Backend for Values<'_, '_> {
             doc,
             tag,
             variants,
-            render(markers)?.0,
+            self.types.render(markers)?.0,
         ))
     }
 
@@ -336,7 +357,11 @@ impl Backend for Values<'_, '_> {
         variants: Vec<(&str, JSONSchemaProps)>,
         markers: &Markers,
     ) -> Result<JSONSchemaProps, DeferToBuild> {
-        Ok(schema::untagged(doc, variants, render(markers)?.0))
+        Ok(schema::untagged(
+            doc,
+            variants,
+            self.types.render(markers)?.0,
+        ))
     }
 
     fn node(&self, node: NodeOf<'_>, schema: &JSONSchemaProps) -> Result<Node, DeferToBuild> {
@@ -350,13 +375,13 @@ impl Backend for Values<'_, '_> {
         })
     }
 
-    fn typed_shape(&self, name: &str, type_: &str) -> Shape {
-        Shape::typed(leak(name), leak(type_))
+    fn typed_shape(&self, name: &str, type_: &str) -> Shape<'a> {
+        Shape::typed(self.arena().text(name), self.arena().text(type_))
     }
 
-    fn unknown_shape(&self, name: &str) -> Shape {
+    fn unknown_shape(&self, name: &str) -> Shape<'a> {
         Shape {
-            name: leak(name),
+            name: self.arena().text(name),
             ..Shape::UNKNOWN
         }
     }
@@ -364,32 +389,33 @@ impl Backend for Values<'_, '_> {
     fn object_shape(
         &self,
         name: &str,
-        properties: Vec<(&str, Shape)>,
+        properties: Vec<(&str, Shape<'a>)>,
         required: Vec<&str>,
-    ) -> Shape {
+    ) -> Shape<'a> {
+        let arena = self.arena();
         let properties = properties
             .into_iter()
-            .map(|(name, shape)| (leak(name), leak_shape(shape)))
-            .collect();
+            .map(|(name, shape)| (arena.text(name), arena.shape(shape)));
         Shape {
-            properties: leak_slice(properties),
-            required: leak_slice(required.into_iter().map(leak).collect()),
-            ..Shape::typed(leak(name), "object")
+            properties: arena.properties(properties),
+            required: arena.names(required),
+            ..Shape::typed(arena.text(name), "object")
         }
     }
 
-    fn newtype_shape(&self, name: &str, inner: Shape) -> Shape {
+    fn newtype_shape(&self, name: &str, inner: Shape<'a>) -> Shape<'a> {
         Shape {
-            name: leak(name),
+            name: self.arena().text(name),
             raw_bytes: false,
             ..inner
         }
     }
 
-    fn enum_shape(&self, name: &str, values: &[String]) -> Shape {
+    fn enum_shape(&self, name: &str, values: &[String]) -> Shape<'a> {
+        let arena = self.arena();
         Shape {
-            enum_: string_literals(values),
-            ..Shape::typed(leak(name), "string")
+            enum_: arena.strings(values.iter().map(String::as_str)),
+            ..Shape::typed(arena.text(name), "string")
         }
     }
 
@@ -398,41 +424,40 @@ impl Backend for Values<'_, '_> {
         name: &str,
         tag: &str,
         names: Vec<&str>,
-        variants: Vec<Shape>,
-    ) -> Shape {
-        let names: Vec<String> = names.into_iter().map(str::to_owned).collect();
-        let tag_shape = leak_shape(Shape {
-            enum_: string_literals(&names),
+        variants: Vec<Shape<'a>>,
+    ) -> Shape<'a> {
+        let arena = self.arena();
+        let tag_shape = arena.shape(Shape {
+            enum_: arena.strings(names),
             ..Shape::typed("String", "string")
         });
+        let tag = arena.text(tag);
         Shape {
-            properties: leak_slice(vec![(leak(tag), tag_shape)]),
-            required: leak_slice(vec![leak(tag)]),
-            union: leak_slice(variants.into_iter().map(leak_shape).collect()),
-            ..Shape::typed(leak(name), "object")
+            properties: arena.properties([(tag, tag_shape)]),
+            required: arena.names([tag]),
+            union: arena.shapes(variants),
+            ..Shape::typed(arena.text(name), "object")
         }
     }
 
-    fn untagged_shape(&self, name: &str, variants: Vec<Shape>) -> Shape {
-        Shape::untagged(
-            leak(name),
-            leak_slice(variants.into_iter().map(leak_shape).collect()),
-        )
+    fn untagged_shape(&self, name: &str, variants: Vec<Shape<'a>>) -> Shape<'a> {
+        let arena = self.arena();
+        Shape::untagged(arena.text(name), arena.shapes(variants))
     }
 
-    fn with_markers(&self, base: Shape, markers: &Markers) -> Result<Shape, DeferToBuild> {
-        Ok(Shape::with_markers(base, render(markers)?.0))
+    fn with_markers(&self, base: Shape<'a>, markers: &Markers) -> Result<Shape<'a>, DeferToBuild> {
+        Ok(Shape::with_markers(base, self.types.render(markers)?.0))
     }
 
-    fn own_shape(&self, _: &ApiType, shape: &Shape) -> Shape {
+    fn own_shape(&self, _: &ApiType, shape: &Shape<'a>) -> Shape<'a> {
         *shape
     }
 
-    fn check_markers(&self, markers: &Markers, shape: &Shape) -> Result<(), DeferToBuild> {
-        check_markers(markers, *shape)
+    fn check_markers(&self, markers: &Markers, shape: &Shape<'a>) -> Result<(), DeferToBuild> {
+        self.types.check_markers(markers, *shape)
     }
 
-    fn check_bytes(&self, field: &Field, shape: &Shape) -> Result<(), DeferToBuild> {
+    fn check_bytes(&self, field: &Field, shape: &Shape<'a>) -> Result<(), DeferToBuild> {
         refused(schema::check_bytes(shape, field.has_bytes))
     }
 
@@ -440,38 +465,49 @@ impl Backend for Values<'_, '_> {
         &self,
         api_type: &ApiType,
         tagging: &parsed::Tagging,
-        variants: Vec<(&str, Option<Shape>)>,
+        variants: Vec<(&str, Option<Shape<'a>>)>,
     ) -> Result<(), DeferToBuild> {
         let tagging = match tagging {
             parsed::Tagging::External => Tagging::External,
-            parsed::Tagging::Internal(tag) => Tagging::Internal(leak(tag)),
+            parsed::Tagging::Internal(tag) => Tagging::Internal(tag),
             parsed::Tagging::Untagged => Tagging::Untagged,
         };
-        let variants: Vec<(&'static str, Option<&'static Shape>)> = variants
-            .into_iter()
-            .map(|(name, shape)| (leak(name), shape.map(leak_shape)))
+        let variants: Vec<(&str, Option<&Shape<'a>>)> = variants
+            .iter()
+            .map(|(name, shape)| (*name, shape.as_ref()))
             .collect();
-        let name = leak(&api_type.ident.to_string());
-        refused(schema::check_union(name, tagging, &variants))
+        let name = api_type.ident.to_string();
+        refused(schema::check_union(&name, tagging, &variants))
     }
 }
 
-/// The checks of a node's markers against its shape (before its markers), as
-/// `Markers::checks` generates them.
-pub fn check_markers(markers: &Markers, shape: Shape) -> Result<(), DeferToBuild> {
-    let (own, items) = render(markers)?;
-    let node_shape = shape.with_markers(own);
-    for (spanned, marker) in markers.own.iter().zip(own).filter(|(m, _)| m.checked) {
-        refused(schema::check_marker(&node_shape, spanned.name, marker))?;
+impl<'a> Types<'a> {
+    /// The checks of a node's markers against its shape (before its markers), as
+    /// `Markers::checks` generates them.
+    pub fn check_markers(&self, markers: &Markers, shape: Shape<'a>) -> Result<(), DeferToBuild> {
+        let (own, items) = self.render(markers)?;
+        let node_shape = shape.with_markers(own);
+        for (spanned, marker) in markers.own.iter().zip(own).filter(|(m, _)| m.checked) {
+            refused(schema::check_marker(&node_shape, spanned.name, marker))?;
+        }
+        for (spanned, marker) in markers.items.iter().zip(items).filter(|(m, _)| m.checked) {
+            refused(schema::check_items_marker(
+                &node_shape,
+                spanned.name,
+                marker,
+            ))?;
+        }
+        Ok(())
     }
-    for (spanned, marker) in markers.items.iter().zip(items).filter(|(m, _)| m.checked) {
-        refused(schema::check_items_marker(
-            &node_shape,
-            spanned.name,
-            marker,
-        ))?;
+
+    /// A node's own markers and its `items(...)` markers, as `Markers::render` writes them.
+    pub fn render(&self, markers: &Markers) -> Result<(&'a [Marker], &'a [Marker]), DeferToBuild> {
+        let convert = |list: &[Spanned]| -> Result<&'a [Marker], DeferToBuild> {
+            let markers = list.iter().map(marker).collect::<Result<Vec<_>, _>>()?;
+            Ok(self.arena.markers(markers))
+        };
+        Ok((convert(&markers.own)?, convert(&markers.items)?))
     }
-    Ok(())
 }
 
 /// A failed check: the compile error the build will report.
@@ -482,43 +518,10 @@ pub fn refused(message: Option<Message>) -> Result<(), DeferToBuild> {
     }
 }
 
-/// A node's own markers and its `items(...)` markers, as `Markers::render` writes them.
-pub fn render(markers: &Markers) -> Result<(&'static [Marker], &'static [Marker]), DeferToBuild> {
-    let convert = |list: &[Spanned]| -> Result<&'static [Marker], DeferToBuild> {
-        Ok(leak_slice(
-            list.iter().map(marker).collect::<Result<_, _>>()?,
-        ))
-    };
-    Ok((convert(&markers.own)?, convert(&markers.items)?))
-}
-
 /// The `kubebuilder::schema::Marker` a parsed marker is.
 fn marker(spanned: &Spanned) -> Result<Marker, DeferToBuild> {
     match schema::marker(spanned.variant, spanned.value.clone()) {
         Some(marker) => Ok(marker),
         None => defer_to_build!("the marker `{}` has no row", spanned.name),
     }
-}
-
-fn string_literals(values: &[String]) -> &'static [Literal] {
-    leak_slice(
-        values
-            .iter()
-            .map(|v| Literal::String(v.clone().into()))
-            .collect(),
-    )
-}
-
-/// The schema functions take `'static` data, as the generated code's constants are; the
-/// reader makes each once per run, for a bounded number of types.
-pub fn leak(text: &str) -> &'static str {
-    Box::leak(text.to_owned().into_boxed_str())
-}
-
-pub fn leak_slice<T>(items: Vec<T>) -> &'static [T] {
-    Box::leak(items.into_boxed_slice())
-}
-
-pub fn leak_shape(shape: Shape) -> &'static Shape {
-    Box::leak(Box::new(shape))
 }
