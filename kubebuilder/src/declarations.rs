@@ -34,8 +34,9 @@ pub struct Declarations {
 pub enum Error {
     /// Some kinds' versions do not merge into one CRD.
     Crds(Vec<crd::Error>),
-    /// Two names for the same webhook configuration.
-    WebhookConfiguration(webhook::DuplicateConfiguration),
+    /// Two names for the same webhook configuration, or a webhook's patch that leaves no
+    /// webhook.
+    Webhooks(webhook::Error),
 }
 
 impl fmt::Display for Error {
@@ -48,7 +49,7 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
-            Error::WebhookConfiguration(error) => error.fmt(f),
+            Error::Webhooks(error) => error.fmt(f),
         }
     }
 }
@@ -65,7 +66,7 @@ impl Declarations {
                 &webhook::registered(),
                 &webhook::registered_configurations(),
             )
-            .map_err(Error::WebhookConfiguration)?,
+            .map_err(Error::Webhooks)?,
         })
     }
 }

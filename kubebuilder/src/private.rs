@@ -71,6 +71,7 @@ pub mod webhook {
         service_name: Cow::Borrowed(""),
         service_namespace: Cow::Borrowed(""),
         service_port: None,
+        patch: None,
     };
 }
 

@@ -13,7 +13,9 @@ use k8s_openapi::api::admissionregistration::v1::{
     ValidatingWebhook, ValidatingWebhookConfiguration, WebhookClientConfig,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 use kubebuilder_model::Text;
 pub use kubebuilder_model::webhook::{
@@ -81,53 +83,77 @@ pub struct Manifests {
     pub validating: Option<ValidatingWebhookConfiguration>,
 }
 
-/// Two `webhook_configuration` declarations for the same kind of configuration.
+/// Why the webhook configurations do not render.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DuplicateConfiguration {
-    /// Whether the declarations name the mutating configuration (else the validating one).
-    pub mutating: bool,
-    /// The names declared, sorted.
-    pub names: Vec<String>,
+pub enum Error {
+    /// Two `webhook_configuration` declarations for the same kind of configuration.
+    DuplicateConfiguration {
+        /// Whether the declarations name the mutating configuration (else the validating one).
+        mutating: bool,
+        /// The names declared, sorted.
+        names: Vec<String>,
+    },
+    /// A webhook's `patch` does not leave a webhook of the admissionregistration API.
+    InvalidPatch {
+        /// The webhook's name.
+        webhook: String,
+        /// What is wrong.
+        reason: String,
+    },
 }
 
-impl fmt::Display for DuplicateConfiguration {
+impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let kind = if self.mutating {
-            "mutating"
-        } else {
-            "validating"
-        };
-        write!(
-            f,
-            "duplicate {kind} #[kubebuilder::webhook_configuration] declarations: {}",
-            self.names.join(", ")
-        )
+        match self {
+            Error::DuplicateConfiguration { mutating, names } => {
+                let kind = if *mutating { "mutating" } else { "validating" };
+                write!(
+                    f,
+                    "duplicate {kind} #[kubebuilder::webhook_configuration] declarations: {}",
+                    names.join(", ")
+                )
+            }
+            Error::InvalidPatch { webhook, reason } => {
+                write!(f, "the patch of webhook {webhook}: {reason}")
+            }
+        }
     }
 }
 
-impl std::error::Error for DuplicateConfiguration {}
+impl std::error::Error for Error {}
 
 /// The webhook configurations controller-gen's `webhook` generator writes for these
 /// declarations: webhooks sorted by name (duplicates kept), one rule each.
 pub fn manifests(
     webhooks: &[Webhook],
     configurations: &[Configuration],
-) -> Result<Manifests, DuplicateConfiguration> {
+) -> Result<Manifests, Error> {
     let mut sorted = webhooks.to_vec();
     // controller-gen sorts by name only; the path breaks ties so duplicates stay deterministic.
     sorted.sort_by(|a, b| (&a.name, &a.path, &a.url).cmp(&(&b.name, &b.path, &b.url)));
     let (mutating, validating): (Vec<_>, Vec<_>) = sorted.iter().partition(|w| w.mutating);
+    let mut mutating = mutating
+        .into_iter()
+        .map(|webhook| patched(to_mutating(webhook), webhook))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut validating = validating
+        .into_iter()
+        .map(|webhook| patched(to_validating(webhook), webhook))
+        .collect::<Result<Vec<_>, _>>()?;
+    // A patch may rename a webhook; controller-gen sorts the patched entries (stably here).
+    mutating.sort_by(|a, b| a.name.cmp(&b.name));
+    validating.sort_by(|a, b| a.name.cmp(&b.name));
 
     let mutating_name = configuration_name(configurations, true)?;
     let validating_name = configuration_name(configurations, false)?;
     Ok(Manifests {
         mutating: (!mutating.is_empty()).then(|| MutatingWebhookConfiguration {
             metadata: named(mutating_name.unwrap_or(DEFAULT_MUTATING_CONFIGURATION)),
-            webhooks: Some(mutating.into_iter().map(to_mutating).collect()),
+            webhooks: Some(mutating),
         }),
         validating: (!validating.is_empty()).then(|| ValidatingWebhookConfiguration {
             metadata: named(validating_name.unwrap_or(DEFAULT_VALIDATING_CONFIGURATION)),
-            webhooks: Some(validating.into_iter().map(to_validating).collect()),
+            webhooks: Some(validating),
         }),
     })
 }
@@ -158,7 +184,7 @@ impl Manifests {
 fn configuration_name(
     configurations: &[Configuration],
     mutating: bool,
-) -> Result<Option<&str>, DuplicateConfiguration> {
+) -> Result<Option<&str>, Error> {
     let mut names: Vec<_> = configurations
         .iter()
         .filter(|c| c.mutating == mutating)
@@ -168,7 +194,7 @@ fn configuration_name(
     match names.as_slice() {
         [] => Ok(None),
         [name] => Ok(Some(name)),
-        _ => Err(DuplicateConfiguration {
+        _ => Err(Error::DuplicateConfiguration {
             mutating,
             names: names.into_iter().map(str::to_owned).collect(),
         }),
@@ -238,9 +264,110 @@ fn to_validating(webhook: &Webhook) -> ValidatingWebhook {
     }
 }
 
+/// The entry with the webhook's `patch` applied as controller-gen applies it (a strategic
+/// merge patch): objects merge, `null` removes a field, a list is replaced, but
+/// `matchConditions` merge by `name`. What is left must read back as the API type whole:
+/// k8s-openapi's types skip fields they do not know, controller-gen's strict decoding
+/// refuses them.
+fn patched<T: Serialize + DeserializeOwned>(entry: T, webhook: &Webhook) -> Result<T, Error> {
+    let Some(patch) = &webhook.patch else {
+        return Ok(entry);
+    };
+    let invalid = |reason: String| Error::InvalidPatch {
+        webhook: webhook.name.to_string(),
+        reason,
+    };
+    let patch: Value = serde_json::from_str(patch).map_err(|error| invalid(error.to_string()))?;
+    let mut value = serde_json::to_value(&entry).expect("webhooks serialise");
+    merge(&mut value, &patch);
+    let read: T =
+        serde_json::from_value(value.clone()).map_err(|error| invalid(error.to_string()))?;
+    let written = serde_json::to_value(&read).expect("webhooks serialise");
+    match unread(&value, &written, "") {
+        Some(path) => Err(invalid(format!(
+            "`{path}` is not a field of the API's webhook"
+        ))),
+        None => Ok(read),
+    }
+}
+
+/// Merges `patch` into `target` (see [`patched`]).
+fn merge(target: &mut Value, patch: &Value) {
+    let (Value::Object(target), Value::Object(patch)) = (&mut *target, patch) else {
+        *target = without_nulls(patch);
+        return;
+    };
+    for (key, value) in patch {
+        match (target.get_mut(key), value) {
+            (_, Value::Null) => {
+                target.remove(key);
+            }
+            (Some(Value::Array(existing)), Value::Array(items)) if key == "matchConditions" => {
+                merge_by_name(existing, items);
+            }
+            (Some(existing), _) => merge(existing, value),
+            (None, _) => {
+                target.insert(key.clone(), without_nulls(value));
+            }
+        }
+    }
+}
+
+/// A list merged by its items' `name`: a patched item merges into the one of the same
+/// name, or is appended.
+fn merge_by_name(existing: &mut Vec<Value>, items: &[Value]) {
+    for item in items {
+        let name = item.get("name");
+        match existing
+            .iter_mut()
+            .find(|e| name.is_some() && e.get("name") == name)
+        {
+            Some(found) => merge(found, item),
+            None => existing.push(without_nulls(item)),
+        }
+    }
+}
+
+fn without_nulls(value: &Value) -> Value {
+    match value {
+        Value::Object(object) => Value::Object(
+            object
+                .iter()
+                .filter(|(_, value)| !value.is_null())
+                .map(|(key, value)| (key.clone(), without_nulls(value)))
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(without_nulls).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The path of the first field of `patched` that the API type did not read back.
+fn unread(patched: &Value, written: &Value, path: &str) -> Option<String> {
+    match (patched, written) {
+        (Value::Object(patched), Value::Object(written)) => {
+            patched.iter().find_map(|(key, value)| {
+                let path = format!("{path}.{key}");
+                match written.get(key) {
+                    Some(read) => unread(value, read, &path),
+                    None => Some(path),
+                }
+            })
+        }
+        (Value::Array(patched), Value::Array(written)) => patched
+            .iter()
+            .zip(written)
+            .enumerate()
+            .find_map(|(i, (value, read))| unread(value, read, &format!("{path}[{i}]"))),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::borrow::Cow;
+
+    use serde_json::json;
 
     use super::*;
 
@@ -264,6 +391,7 @@ mod tests {
         service_name: Cow::Borrowed(DEFAULT_SERVICE_NAME),
         service_namespace: Cow::Borrowed(DEFAULT_SERVICE_NAMESPACE),
         service_port: None,
+        patch: None,
     };
 
     const VALIDATOR: Webhook = Webhook {
@@ -382,6 +510,7 @@ webhooks:
             service_name: Cow::Borrowed("svc"),
             service_namespace: Cow::Borrowed("ns"),
             service_port: Some(8443),
+            patch: None,
             ..VALIDATOR
         };
         let hook = &manifests(&[ported], &[])
@@ -437,6 +566,82 @@ webhooks:
         assert_eq!(
             error.to_string(),
             "duplicate mutating #[kubebuilder::webhook_configuration] declarations: a, b"
+        );
+    }
+
+    fn patched_defaulter(patch: &'static str) -> Result<serde_json::Value, Error> {
+        let webhook = Webhook {
+            patch: Some(Cow::Borrowed(patch)),
+            ..DEFAULTER
+        };
+        let manifests = manifests(&[webhook], &[])?;
+        Ok(manifests.to_values()[0]["webhooks"][0].clone())
+    }
+
+    #[test]
+    fn a_patch_merges_objects_removes_nulls_and_replaces_lists() {
+        let entry = patched_defaulter(
+            r#"{"namespaceSelector": {"matchLabels": {"env": "prod", "gone": null}},
+                "clientConfig": {"service": {"port": 8443}},
+                "timeoutSeconds": null,
+                "admissionReviewVersions": ["v1beta1"],
+                "matchConditions": [{"name": "not-system", "expression": "true"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            entry["namespaceSelector"],
+            json!({"matchLabels": {"env": "prod"}})
+        );
+        assert_eq!(
+            entry["clientConfig"]["service"],
+            json!({"name": "webhook-service", "namespace": "system",
+                   "path": "/mutate-batch-tutorial-kubebuilder-io-v1-cronjob", "port": 8443})
+        );
+        assert_eq!(entry.get("timeoutSeconds"), None);
+        assert_eq!(entry["admissionReviewVersions"], json!(["v1beta1"]));
+        assert_eq!(
+            entry["matchConditions"],
+            json!([{"name": "not-system", "expression": "true"}])
+        );
+    }
+
+    #[test]
+    fn match_conditions_merge_by_name() {
+        let mut existing = vec![
+            json!({"name": "a", "expression": "1"}),
+            json!({"name": "b", "expression": "2"}),
+        ];
+        merge_by_name(
+            &mut existing,
+            &[
+                json!({"name": "b", "expression": "3"}),
+                json!({"name": "c", "expression": "4"}),
+            ],
+        );
+        assert_eq!(
+            existing,
+            [
+                json!({"name": "a", "expression": "1"}),
+                json!({"name": "b", "expression": "3"}),
+                json!({"name": "c", "expression": "4"})
+            ]
+        );
+    }
+
+    #[test]
+    fn a_patch_must_leave_a_webhook_of_the_api() {
+        let error =
+            patched_defaulter(r#"{"namespaceSelector": {"matchLabel": {"a": "b"}}}"#).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the patch of webhook mcronjob-v1.kb.io: `.namespaceSelector.matchLabel` is not a field of the API's webhook"
+        );
+        let error = patched_defaulter(r#"{"timeoutSeconds": "ten"}"#).unwrap_err();
+        assert!(
+            error.to_string().starts_with(
+                "the patch of webhook mcronjob-v1.kb.io: invalid type: string \"ten\""
+            ),
+            "{error}"
         );
     }
 }

@@ -150,6 +150,37 @@ pub struct AppsValidator;
 )]
 pub struct DeploymentDefaulter;
 
+#[kubebuilder::webhook(
+    path = "/validate-apps-v1-replicaset",
+    mutating = false,
+    failure_policy = "Fail",
+    side_effects = "None",
+    groups = ["apps"],
+    resources = ["replicasets"],
+    verbs = ["create"],
+    versions = ["v1"],
+    name = "vreplicaset.example.com",
+    admission_review_versions = ["v1"],
+    timeout_seconds = 10,
+    patch = r#"{"namespaceSelector":{"matchLabels":{"webhooks":"enabled"}},"objectSelector":{"matchExpressions":[{"key":"tier","operator":"In","values":["frontend","backend"]}]},"matchConditions":[{"name":"not-kube-system","expression":"request.namespace != 'kube-system'"}],"timeoutSeconds":null}"#
+)]
+pub struct ReplicaSetValidator;
+
+#[kubebuilder::webhook(
+    path = "/mutate-apps-v1-replicaset",
+    mutating = true,
+    failure_policy = "Fail",
+    side_effects = "None",
+    groups = ["apps"],
+    resources = ["replicasets"],
+    verbs = ["create"],
+    versions = ["v1"],
+    name = "mreplicaset.example.com",
+    admission_review_versions = ["v1"],
+    patch = r#"{"name":"a-replicaset.example.com","clientConfig":{"service":{"port":9443}}}"#
+)]
+pub struct ReplicaSetDefaulter;
+
 fn fixture_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rbac_webhook_conformance")
 }
@@ -157,7 +188,7 @@ fn fixture_dir() -> PathBuf {
 /// controller-gen's `role.yaml` and `manifests.yaml` for the Go markers.
 fn controller_gen_output() -> (String, String) {
     let controller_gen = std::env::var_os("CONTROLLER_GEN").expect(
-        "CONTROLLER_GEN must name controller-gen v0.21.0 (`cargo xtask test` installs it and sets it)",
+        "CONTROLLER_GEN must name the pinned controller-gen (`cargo xtask test` installs it and sets it)",
     );
     let out = tempfile::tempdir().unwrap();
     let output = Command::new(controller_gen)

@@ -57,6 +57,7 @@ const fn widget_webhook(name: &'static str, mutating: bool, path: &'static str) 
         service_name: Cow::Borrowed("webhook-service"),
         service_namespace: Cow::Borrowed("system"),
         service_port: None,
+        patch: None,
     }
 }
 

@@ -25,10 +25,17 @@ pub(crate) mod root;
 
 pub use external::{External, ExternalResource};
 
-/// The annotation controller-gen writes on every CRD. We write the same key with the
-/// controller-gen release whose output we reproduce, so that tools and diffs that look
-/// for it see a controller-gen v0.21.0-compatible CRD.
-pub const GENERATOR_ANNOTATION: (&str, &str) = ("controller-gen.kubebuilder.io/version", "v0.21.0");
+/// The controller-gen release whose output the attributes reproduce: every differential
+/// test runs this release as the peer, and `cargo xtask` installs it.
+pub const CONTROLLER_GEN_VERSION: &str = "v0.23.0";
+
+/// The annotation controller-gen writes on every CRD. We write the same key with
+/// [`CONTROLLER_GEN_VERSION`], so that tools and diffs that look for it see a CRD compatible
+/// with that release.
+pub const GENERATOR_ANNOTATION: (&str, &str) = (
+    "controller-gen.kubebuilder.io/version",
+    CONTROLLER_GEN_VERSION,
+);
 
 pub use kubebuilder_model::crd::{PrinterColumn, Scale};
 

@@ -57,7 +57,7 @@ fn a_single_version_is_the_storage_version() {
     assert_eq!(
         json(&crd)["metadata"],
         json!({"name": "things.example.kubebuilder.io",
-               "annotations": {"controller-gen.kubebuilder.io/version": "v0.21.0"}})
+               "annotations": {"controller-gen.kubebuilder.io/version": "v0.23.0"}})
     );
     assert_eq!(json(&crd)["spec"]["names"]["listKind"], json!("ThingList"));
 }

@@ -114,7 +114,7 @@ macro_rules! define_markers {
         repeatable: $repeatable:literal,
         needs: $needs:ident $(($needs_value:ident))?,
         priority: $priority:literal,
-        controller_gen: [$($go:literal),*],
+        controller_gen: [$($go:literal $(($($only:ident),*))?),*],
         apply: |$schema:ident $(, $value:ident)?| $apply:expr,
         $(object: |$object:ident, $field:ident| $object_apply:expr,)?
     })*]) => {
@@ -196,6 +196,30 @@ fn flag(on: bool) -> Option<bool> {
     on.then_some(true)
 }
 
+/// A key of an associative list, once: the apiserver refuses a CRD that lists a key twice
+/// (controller-gen deduplicates since v0.22, for k8s.io/api types that carry both
+/// `+listMapKey` and `+k8s:listMapKey`).
+fn add_list_map_key(schema: &mut JSONSchemaProps, key: &str) {
+    let keys = schema
+        .x_kubernetes_list_map_keys
+        .get_or_insert_with(Vec::new);
+    if !keys.iter().any(|k| k == key) {
+        keys.push(key.to_owned());
+    }
+}
+
+/// `+k8s:required`'s bounds: at least one character, item or field, unless set already.
+/// A field of a named struct type has no type of its own here: [`Node::apply`](super::Node::apply)
+/// bounds its fields instead, as controller-gen bounds a `$ref`.
+fn at_least_one(schema: &mut JSONSchemaProps) {
+    match schema.type_.as_deref() {
+        Some("string") => _ = schema.min_length.get_or_insert(1),
+        Some("array") => _ = schema.min_items.get_or_insert(1),
+        Some("object") => _ = schema.min_properties.get_or_insert(1),
+        _ => {}
+    }
+}
+
 pub(crate) fn push_rule(schema: &mut JSONSchemaProps, rule: ValidationRule) {
     schema
         .x_kubernetes_validations
@@ -220,23 +244,27 @@ enum OneOf {
     AtLeast,
 }
 
-/// The CEL rule controller-gen v0.21 writes for the OneOf markers: count the fields set.
+/// The CEL rule controller-gen writes for the OneOf markers: the number of fields set,
+/// compared (at most one, exactly one), or any field set (at least one).
 fn one_of_rule(fields: &[Text], kind: OneOf) -> ValidationRule {
-    let has: Vec<String> = fields.iter().map(|f| format!("has(self.{f})")).collect();
-    let count = format!("[{}].filter(x,x==true).size()", has.join(","));
+    let has = |field: &Text| format!("has(self.{field})");
+    let count = || {
+        let terms: Vec<String> = fields.iter().map(|f| format!("({}?1:0)", has(f))).collect();
+        terms.join("+")
+    };
     // Go prints the list with %v: `[a b]`.
     let list = format!("[{}]", fields.join(" "));
     let (rule, message) = match kind {
         OneOf::AtMost => (
-            format!("{count} <= 1"),
+            format!("{} <= 1", count()),
             format!("at most one of the fields in {list} may be set"),
         ),
         OneOf::Exactly => (
-            format!("{count} == 1"),
+            format!("{} == 1", count()),
             format!("exactly one of the fields in {list} must be set"),
         ),
         OneOf::AtLeast => (
-            format!("{count} >= 1"),
+            fields.iter().map(has).collect::<Vec<_>>().join("||"),
             format!("at least one of the fields in {list} must be set"),
         ),
     };

@@ -99,18 +99,21 @@ impl Node {
     }
 
     /// A reference to a newtype over `inner`: like [`named_primitive`](Node::named_primitive)
-    /// when `inner` is a primitive (or a named type over one), else like [`named`](Node::named).
+    /// when `inner` is a primitive (or a named type over one), else like [`named`](Node::named),
+    /// with the type when `inner` is a list or a map (controller-gen types a reference to a
+    /// named slice or map, so that field markers such as `+listType` see it).
     pub fn named_like(schema: JSONSchemaProps, inner: &Node) -> Node {
+        let type_ = inner.own.type_.as_deref();
         let primitive = inner.items.is_none()
-            && matches!(
-                inner.own.type_.as_deref(),
-                Some("string" | "integer" | "number" | "boolean")
-            );
+            && matches!(type_, Some("string" | "integer" | "number" | "boolean"));
         if primitive {
-            Node::named_primitive(schema)
-        } else {
-            Node::named(schema)
+            return Node::named_primitive(schema);
         }
+        let mut node = Node::named(schema);
+        if matches!(type_, Some("array" | "object")) {
+            node.own.type_ = type_.map(Into::into);
+        }
+        node
     }
 
     /// An array of `items`.
@@ -129,6 +132,12 @@ impl Node {
     /// `items(...)` markers to the array items.
     pub fn apply(&mut self, own: &[Marker], items: &[Marker]) {
         marker::apply_sorted(&mut self.own, own);
+        // controller-gen's `+k8s:required` on a `$ref` (a named struct type): at least one
+        // field, unless the field's markers bound it.
+        if self.referenced.is_some() && self.own.type_.is_none() && own.contains(&Marker::NonEmpty)
+        {
+            self.own.min_properties.get_or_insert(1);
+        }
         if let Some(node) = self.items.as_mut() {
             marker::apply_sorted(&mut node.own, items);
         }

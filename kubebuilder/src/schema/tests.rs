@@ -258,9 +258,9 @@ fn one_of_rules_are_controller_gen_v0_21_cel() {
     assert_eq!(
         rules,
         json!([
-            {"rule": "[has(self.a),has(self.b)].filter(x,x==true).size() <= 1",
+            {"rule": "(has(self.a)?1:0)+(has(self.b)?1:0) <= 1",
              "message": "at most one of the fields in [a b] may be set"},
-            {"rule": "[has(self.b),has(self.c)].filter(x,x==true).size() >= 1",
+            {"rule": "has(self.b)||has(self.c)",
              "message": "at least one of the fields in [b c] must be set"}
         ])
     );

@@ -39,3 +39,8 @@ package rbacwebhook
 // +kubebuilder:webhook:url="https://hooks.example.com/validate",mutating=false,failurePolicy=ignore,matchPolicy=exact,sideEffects=none,groups=apps,resources=deployments;statefulsets,verbs=*,versions=v1;v1beta1,name=vapps.example.com,admissionReviewVersions=v1,timeoutSeconds=30,webhookVersions=v1
 // +kubebuilder:webhook:path=/mutate-apps-v1-deployment,mutating=true,failurePolicy=Fail,sideEffects=None,groups=apps,resources=deployments,verbs=CREATE,versions=v1,name=adeployment.example.com,admissionReviewVersions=v1,reinvocationPolicy=never
 // +kubebuilder:webhookconfiguration:mutating=true,name=my-mutating-configuration
+
+// patch (controller-gen v0.22 and later): the fields no argument sets, a null removing one,
+// and a new name, which the entries are sorted by.
+// +kubebuilder:webhook:path=/validate-apps-v1-replicaset,mutating=false,failurePolicy=Fail,sideEffects=None,groups=apps,resources=replicasets,verbs=create,versions=v1,name=vreplicaset.example.com,admissionReviewVersions=v1,timeoutSeconds=10,patch=`{"namespaceSelector":{"matchLabels":{"webhooks":"enabled"}},"objectSelector":{"matchExpressions":[{"key":"tier","operator":"In","values":["frontend","backend"]}]},"matchConditions":[{"name":"not-kube-system","expression":"request.namespace != 'kube-system'"}],"timeoutSeconds":null}`
+// +kubebuilder:webhook:path=/mutate-apps-v1-replicaset,mutating=true,failurePolicy=Fail,sideEffects=None,groups=apps,resources=replicasets,verbs=create,versions=v1,name=mreplicaset.example.com,admissionReviewVersions=v1,patch=`{"name":"a-replicaset.example.com","clientConfig":{"service":{"port":9443}}}`

@@ -17,8 +17,21 @@ pub struct Definition {
     pub repeatable: bool,
     /// The Go markers it spells.
     #[cfg_attr(not(test), expect(dead_code, reason = "read by the registry test"))]
-    pub controller_gen: &'static [&'static str],
+    pub controller_gen: &'static [Spelled],
+    /// The warning that controller-gen deprecates it, with what to write instead.
+    pub deprecated: Option<&'static str>,
     pub role: Role,
+}
+
+/// A Go marker a row spells, and where controller-gen registers it.
+#[derive(Debug)]
+pub struct Spelled {
+    /// The marker's name (`kubebuilder:validation:MaxItems`).
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the registry test"))]
+    pub name: &'static str,
+    /// The places controller-gen registers it at, among the row's; empty for all of them.
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the registry test"))]
+    pub only: &'static [Place],
 }
 
 #[derive(Debug)]
@@ -93,6 +106,15 @@ macro_rules! choices {
     };
 }
 
+macro_rules! optional {
+    () => {
+        None
+    };
+    ($value:literal) => {
+        Some($value)
+    };
+}
+
 macro_rules! checked {
     (Nothing) => {
         false
@@ -104,13 +126,15 @@ macro_rules! checked {
 
 /// One [`Definition`], from the columns every row has.
 macro_rules! definition {
-    ($name:literal in $group:ident, [$($place:ident),*], $repeatable:literal, [$($go:literal),*], $role:expr) => {
+    ($name:literal in $group:ident, [$($place:ident),*], $repeatable:literal,
+        [$($go:literal $(($($only:ident),*))?),*], $($deprecated:literal)?, $role:expr) => {
         Definition {
             name: $name,
             group: Group::$group,
             stands: &[$(place!($place)),*],
             repeatable: $repeatable,
-            controller_gen: &[$($go),*],
+            controller_gen: &[$(Spelled { name: $go, only: &[$($(place!($only)),*)?] }),*],
+            deprecated: optional!($($deprecated)?),
             role: $role,
         }
     };
@@ -128,13 +152,13 @@ macro_rules! definitions {
             repeatable: $repeatable:literal,
             needs: $needs:ident $(($needs_value:ident))?,
             $(priority: $priority:literal,)?
-            controller_gen: [$($go:literal),*],
+            controller_gen: [$($go:literal $(($($only:ident),*))?),*],
             $($apply:tt)*
         }
         $($rest:tt)*
     ) => {
         definitions!(@rows [$($defs)* definition!(
-            $name in $group, [$($place),*], $repeatable, [$($go),*],
+            $name in $group, [$($place),*], $repeatable, [$($go $(($($only),*))?),*], ,
             Role::Marker {
                 variant: stringify!($variant),
                 value: Kind::$kind,
@@ -149,13 +173,14 @@ macro_rules! definitions {
             value: Flag,
             stands: [$($place:ident),*],
             repeatable: $repeatable:literal,
-            controller_gen: [$($go:literal),*],
+            controller_gen: [$($go:literal $(($($only:ident),*))?),*],
+            $(deprecated: $deprecated:literal,)?
         }
         $($rest:tt)*
     ) => {
         definitions!(@rows [$($defs)* definition!(
-            $name in $group, [$($place),*], $repeatable, [$($go),*],
-            Role::Directive(Directive::$variant)
+            $name in $group, [$($place),*], $repeatable, [$($go $(($($only),*))?),*],
+            $($deprecated)?, Role::Directive(Directive::$variant)
         ),] [$($directives)* $variant] [$($groups)*] $($rest)*);
     };
     (@rows [$($defs:tt)*] [$($directives:ident)*] [$($groups:ident)*]
@@ -167,7 +192,7 @@ macro_rules! definitions {
         $($rest:tt)*
     ) => {
         definitions!(@rows [$($defs)* definition!(
-            $name in $group, [$($place),*], $repeatable, [],
+            $name in $group, [$($place),*], $repeatable, [], ,
             Role::Group(Group::$variant)
         ),] [$($directives)*] [$($groups)* $variant] $($rest)*);
     };

@@ -73,6 +73,8 @@ pub struct Markers {
     pub custom_serde: Option<Span>,
     /// Where `required` (any spelling) was written, for errors about it.
     pub required_span: Option<Span>,
+    /// The deprecated arguments written: where, and the warning.
+    deprecated: Vec<(Span, &'static str)>,
 }
 
 impl Markers {
@@ -120,7 +122,8 @@ impl Markers {
     }
 
     /// `const` items checking every marker that depends on the node's type against
-    /// `shape` (an expression of type `Shape`, before this node's markers).
+    /// `shape` (an expression of type `Shape`, before this node's markers), and the
+    /// warnings of the deprecated arguments.
     pub fn checks(&self, shape: &TokenStream) -> TokenStream {
         let (own, _) = self.render();
         // `with_markers` picks the markers that change the type (`type`, `enum`, ...).
@@ -139,7 +142,22 @@ impl Markers {
                 &node_shape,
             )
         });
-        own.chain(items).collect()
+        own.chain(items).chain(self.warnings()).collect()
+    }
+
+    /// A deprecated argument is a warning at compile time: the use, spanned on the argument,
+    /// of a constant marked `#[deprecated]` with the argument's warning.
+    fn warnings(&self) -> impl Iterator<Item = TokenStream> + '_ {
+        self.deprecated.iter().map(|(span, warning)| {
+            quote_spanned! {*span=>
+                const _: () = {
+                    #[deprecated(note = #warning)]
+                    #[allow(non_upper_case_globals)]
+                    const deprecated_argument: () = ();
+                    deprecated_argument
+                };
+            }
+        })
     }
 
     fn apply(&mut self, directive: Directive, arg: &Arg, errors: &mut Errors) {
@@ -230,6 +248,9 @@ impl Lists {
                 errors.push(arg.span(), misplaced(definition));
                 continue;
             }
+            if let Some(warning) = definition.deprecated {
+                self.markers.deprecated.push((arg.span(), warning));
+            }
             match definition.role {
                 Role::Group(inner) => {
                     if let Some(nested) = arg.nested(errors) {
@@ -244,6 +265,11 @@ impl Lists {
                     checked,
                 } => {
                     if let Some(value) = parse_value(arg, value, choices, errors) {
+                        if variant == "NonEmpty" {
+                            // `+k8s:required` requires the field as `+required` does.
+                            self.markers.requirement.required = true;
+                            self.markers.required_span = Some(arg.span());
+                        }
                         let marker = Spanned {
                             name: definition.name,
                             variant,

@@ -51,6 +51,7 @@ struct Args {
     /// Ours: `for = path::Kind`, the kind whose group, version, resource and path the
     /// webhook takes.
     for_kind: Option<Given<syn::Path>>,
+    patch: Option<LitStr>,
     /// The arguments written, with a bad value or mentioned too: if such an argument
     /// ends up absent, that mistake is already reported.
     mentioned: Vec<&'static str>,
@@ -110,6 +111,9 @@ const ARGUMENTS: &[Argument<Args>] = &[
     }),
     Argument::once("service_port", |arg, a: &mut Args, errors| {
         a.service_port = Given::of(arg, int_with_span(arg, errors))
+    }),
+    Argument::once("patch", |arg, a: &mut Args, errors| {
+        a.patch = arg.string(errors)
     }),
     Argument::once("kind", |arg, a: &mut Args, errors| {
         a.kind = arg.string(errors)
@@ -315,6 +319,10 @@ fn validate(args: Args, errors: &mut Errors) -> Webhook {
     }
     let (path, url) = client_config(&args, &rules, errors);
     let service_port = check_service(&args, errors);
+    let patch = args
+        .patch
+        .as_ref()
+        .and_then(|patch| check_patch(patch, mutating.unwrap_or_default(), errors));
 
     let values = |literals: &[LitStr]| model::texts(literals.iter().map(LitStr::value));
     // The core group is `""` in the API (controller-gen rewrites it too).
@@ -348,6 +356,95 @@ fn validate(args: Args, errors: &mut Errors) -> Webhook {
                 namespace.value.value().into()
             }),
         service_port,
+        patch: patch.map(Text::from),
+    }
+}
+
+/// The fields of a MutatingWebhook (a ValidatingWebhook's are the same but
+/// `reinvocationPolicy`), which `patch` may set.
+const WEBHOOK_FIELDS: &[&str] = &[
+    "admissionReviewVersions",
+    "clientConfig",
+    "failurePolicy",
+    "matchConditions",
+    "matchPolicy",
+    "name",
+    "namespaceSelector",
+    "objectSelector",
+    "reinvocationPolicy",
+    "rules",
+    "sideEffects",
+    "timeoutSeconds",
+];
+
+/// `patch`: a JSON object of the webhook entry's fields, without strategic merge
+/// directives (a `null` removes a field; nothing generated needs `$patch` or
+/// `$retainKeys`). What each field holds is checked against the API types when the
+/// manifests are rendered. Returns the patch as written.
+fn check_patch(patch: &LitStr, mutating: bool, errors: &mut Errors) -> Option<String> {
+    let text = patch.value();
+    let object = match serde_json::from_str::<serde_json::Value>(&text) {
+        Ok(serde_json::Value::Object(object)) => object,
+        Ok(_) => {
+            errors.push(
+                patch.span(),
+                "`patch` is a JSON object of the webhook's fields, e.g. `r#\"{\"namespaceSelector\": {\"matchLabels\": {\"env\": \"prod\"}}}\"#`",
+            );
+            return None;
+        }
+        Err(error) => {
+            errors.push(patch.span(), format!("`patch` is not valid JSON: {error}"));
+            return None;
+        }
+    };
+    let fields: Vec<&str> = WEBHOOK_FIELDS
+        .iter()
+        .copied()
+        .filter(|field| mutating || *field != "reinvocationPolicy")
+        .collect();
+    let kind = if mutating {
+        "a mutating"
+    } else {
+        "a validating"
+    };
+    let mut valid = true;
+    for key in object.keys() {
+        if !fields.contains(&key.as_str()) {
+            valid = false;
+            errors.push(
+                patch.span(),
+                format!(
+                    "`patch` sets `{key}`, which is not a field of {kind} webhook{}",
+                    did_you_mean(key, &fields)
+                ),
+            );
+        }
+    }
+    if let Some(directive) = directive_in(&serde_json::Value::Object(object)) {
+        valid = false;
+        errors.push(
+            patch.span(),
+            format!(
+                "`patch` uses the strategic merge directive `{directive}`, which is not supported: \
+                 write the fields themselves (`null` removes one)"
+            ),
+        );
+    }
+    valid.then_some(text)
+}
+
+/// The first `$...` key of a patch, at any depth.
+fn directive_in(value: &serde_json::Value) -> Option<String> {
+    match value {
+        serde_json::Value::Object(object) => object.iter().find_map(|(key, value)| {
+            if key.starts_with('$') {
+                Some(key.clone())
+            } else {
+                directive_in(value)
+            }
+        }),
+        serde_json::Value::Array(items) => items.iter().find_map(directive_in),
+        _ => None,
     }
 }
 
@@ -724,6 +821,7 @@ fn generate(declaration: &Declaration) -> TokenStream {
         service_name,
         service_namespace,
         service_port,
+        patch,
     } = webhook;
     let [
         name,
@@ -757,6 +855,7 @@ fn generate(declaration: &Declaration) -> TokenStream {
     .map(|l| l.constant());
     let timeout_seconds = optional(*timeout_seconds);
     let service_port = optional(*service_port);
+    let patch = patch.constant();
     let rule = Rule {
         groups,
         resources,
@@ -803,6 +902,7 @@ fn generate(declaration: &Declaration) -> TokenStream {
                     service_name: #service_name,
                     service_namespace: #service_namespace,
                     service_port: #service_port,
+                    patch: #patch,
                 }
             };
         }

@@ -9,8 +9,8 @@
 //!   shape, `priority` controller-gen's apply order, and `apply` what the marker does to the
 //!   schema node (`schema`, a `JSONSchemaProps`; the helpers it calls live in
 //!   `kubebuilder::schema::marker`).
-//! - The registry test compares the `controller_gen` names with the markers controller-gen
-//!   v0.21.0 registers (the `items:` twins of the rows that stand in `items` included).
+//! - The registry test compares the `controller_gen` names with the markers the pinned
+//!   controller-gen registers (the `items:` twins of the rows that stand in `items` included).
 //!
 //! The table is a `macro_rules!` so that the `apply` code sits in its row but is compiled only
 //! in the crate that owns `JSONSchemaProps`. Each consumer defines a callback macro and calls
@@ -28,12 +28,15 @@
 //! `= true|false`), `Number`, `Integer`, `String`, `Choice("a", "b")`, `Pattern` (a regular
 //! expression), `Literal` (any value), `Json` (a string holding JSON), `Literals` (a list of
 //! values), `Rule` (`x_validation(...)`), `Fields` (a list of field names) or `Docs`
-//! (`external_docs(...)`), the rows of `kubebuilder_model::value_kinds!`; `stands:` any of `field`, `type`, `items` (inside
-//! `validation(items(...))`) and `resource` (in the `validation(...)` of
-//! `#[kubebuilder::resource]`); `repeatable:`; `needs:` the node the marker must sit on
-//! (`Nothing`, `Numeric`, `Bound(value)` — numeric, and integral on integers —, `Textual`,
-//! `Array`, `Object`, `Map`, `ObjectLike`, `Fits(value)` — a value of the node's type —);
-//! `priority:` lower applies first; `controller_gen:` the Go marker names; `apply:` what the
+//! (`external_docs(...)`), the rows of `kubebuilder_model::value_kinds!`; `stands:` any of
+//! `field`, `type`, `items` (inside `validation(items(...))`) and `resource` (in the
+//! `validation(...)` of `#[kubebuilder::resource]`); `repeatable:`; `needs:` the node the
+//! marker must sit on (`Nothing`, `Numeric`, `Bound(value)` — numeric, and integral on
+//! integers —, `Textual`, `Array`, `Object`, `Map`, `ObjectLike`, `Fits(value)` — a value of
+//! the node's type —); `priority:` lower applies first; `controller_gen:` the Go marker names,
+//! each followed by the places controller-gen registers it at when fewer than the row's
+//! (`"k8s:maxItems" (field)`); `deprecated:` (a directive's) the compile-time warning that
+//! controller-gen deprecates it, and what to write instead; `apply:` what the
 //! marker does to its node; and, for a field marker that also changes the struct holding an
 //! optional field, `object:` what it does to that struct (as controller-gen's struct pass).
 
@@ -58,13 +61,27 @@ macro_rules! markers {
                 repeatable: false,
                 controller_gen: ["optional", "k8s:optional"],
             }
-            /// `+required`, `+k8s:required`: the field must be present.
+            /// `+required`: the field must be present.
             directive Required {
                 name: "required" in Top,
                 value: Flag,
                 stands: [field],
                 repeatable: false,
-                controller_gen: ["required", "k8s:required"],
+                controller_gen: ["required"],
+            }
+            /// `+k8s:required`: the field must be present, and not empty as Kubernetes'
+            /// declarative validation means it: a string of one character or more, a list of
+            /// one item or more, an object of one field or more, unless the field's own
+            /// markers set those bounds.
+            marker NonEmpty {
+                name: "non_empty" in Top,
+                value: Flag,
+                stands: [field],
+                repeatable: false,
+                needs: Nothing,
+                priority: 10,
+                controller_gen: ["k8s:required"],
+                apply: |schema| at_least_one(schema),
             }
             /// `+nullable`: `null` is kept rather than pruned.
             marker Nullable {
@@ -161,7 +178,7 @@ macro_rules! markers {
                 repeatable: false,
                 needs: Array,
                 priority: 9,
-                controller_gen: ["listType"],
+                controller_gen: ["listType", "k8s:listType"],
                 apply: |schema, value| schema.x_kubernetes_list_type = Some(value.to_string()),
             }
             /// `+listMapKey`: a key of a `list_type = "map"` list.
@@ -172,11 +189,8 @@ macro_rules! markers {
                 repeatable: true,
                 needs: Array,
                 priority: 10,
-                controller_gen: ["listMapKey"],
-                apply: |schema, value| schema
-                    .x_kubernetes_list_map_keys
-                    .get_or_insert_with(Vec::new)
-                    .push(value.to_string()),
+                controller_gen: ["listMapKey", "k8s:listMapKey"],
+                apply: |schema, value| add_list_map_key(schema, value),
             }
             /// `+mapType`: how server-side apply merges the map.
             marker MapType {
@@ -241,7 +255,7 @@ macro_rules! markers {
                 repeatable: false,
                 needs: Bound(value),
                 priority: 10,
-                controller_gen: ["kubebuilder:validation:Minimum"],
+                controller_gen: ["kubebuilder:validation:Minimum", "k8s:minimum" (field)],
                 apply: |schema, value| schema.minimum = Some(*value),
             }
             /// `+kubebuilder:validation:Maximum`.
@@ -252,7 +266,7 @@ macro_rules! markers {
                 repeatable: false,
                 needs: Bound(value),
                 priority: 10,
-                controller_gen: ["kubebuilder:validation:Maximum"],
+                controller_gen: ["kubebuilder:validation:Maximum", "k8s:maximum" (field)],
                 apply: |schema, value| schema.maximum = Some(*value),
             }
             /// `+kubebuilder:validation:ExclusiveMinimum`.
@@ -340,7 +354,7 @@ macro_rules! markers {
                 repeatable: false,
                 needs: Array,
                 priority: 10,
-                controller_gen: ["kubebuilder:validation:MaxItems"],
+                controller_gen: ["kubebuilder:validation:MaxItems", "k8s:maxItems" (field)],
                 apply: |schema, value| schema.max_items = Some(*value),
             }
             /// `+kubebuilder:validation:UniqueItems` (`true` is refused: the apiserver rejects it).
@@ -477,6 +491,7 @@ macro_rules! markers {
                 stands: [field],
                 repeatable: false,
                 controller_gen: ["kubebuilder:validation:Optional"],
+                deprecated: "`validation(optional)` is deprecated: write `optional`",
             }
             /// `+kubebuilder:validation:Required`, which beats `optional`.
             directive ValidationRequired {
@@ -485,6 +500,7 @@ macro_rules! markers {
                 stands: [field],
                 repeatable: false,
                 controller_gen: ["kubebuilder:validation:Required"],
+                deprecated: "`validation(required)` is deprecated: write `required`",
             }
             /// `+kubebuilder:validation:AtMostOneOf`: a CEL rule counting the fields set.
             marker AtMostOneOf {

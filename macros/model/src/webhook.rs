@@ -50,6 +50,10 @@ pub struct Webhook {
     pub service_namespace: Text,
     /// `clientConfig.service.port`; `None` leaves the apiserver's default of 443.
     pub service_port: Option<i32>,
+    /// `patch`: a strategic merge patch (JSON) applied to the rendered webhook entry, for
+    /// the fields no argument sets (`namespaceSelector`, `objectSelector`,
+    /// `matchConditions`, ...); a `null` removes a field.
+    pub patch: Option<Text>,
 }
 
 /// `#[kubebuilder::webhook_configuration(mutating = …, name = …)]`: the name of the

@@ -1,4 +1,4 @@
-//! The default plural of a kind, exactly as controller-gen v0.21.0 derives it:
+//! The default plural of a kind, exactly as controller-gen (v0.21.0 to v0.23.0) derives it:
 //! `strings.ToLower(flect.Pluralize(kind))` with github.com/gobuffalo/flect v1.0.3.
 //!
 //! The plural names the resource (`<plural>.<group>`, the REST path, RBAC rules), so a kind

@@ -7,7 +7,7 @@ use std::process::Command;
 use serde_json::Value;
 
 /// The controller-gen release the differences in `DIFFERENCES.md` were recorded against.
-pub const VERSION: &str = "v0.21.0";
+pub const VERSION: &str = kubebuilder::crd::CONTROLLER_GEN_VERSION;
 
 /// Runs `controller-gen crd:<options> paths=<paths>` (from `$CONTROLLER_GEN`) in the Go module
 /// `go_module` and returns its CRDs by name. Panics, failing the test, when the tool is
@@ -15,10 +15,12 @@ pub const VERSION: &str = "v0.21.0";
 pub fn generate(go_module: &Path, options: &str, paths: &str) -> BTreeMap<String, Value> {
     let binary: PathBuf = std::env::var_os("CONTROLLER_GEN")
         .filter(|path| !path.is_empty())
-        .expect(
-            "CONTROLLER_GEN is not set: run `cargo xtask test`, or export the path of \
-             controller-gen v0.21.0 (`cargo xtask test` installs it)",
-        )
+        .unwrap_or_else(|| {
+            panic!(
+                "CONTROLLER_GEN is not set: run `cargo xtask test`, or export the path of \
+                 controller-gen {VERSION} (`cargo xtask test` installs it)"
+            )
+        })
         .into();
     let output_dir = tempfile::tempdir().expect("creating a temporary directory");
     let output = Command::new(&binary)

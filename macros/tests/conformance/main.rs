@@ -1,7 +1,7 @@
 //! Differential conformance against controller-gen.
 //!
 //! `go/` holds Go API types with kubebuilder markers; `fixtures/` and the `api` crate hold
-//! their Rust twins. controller-gen v0.21.0 (`$CONTROLLER_GEN`) generates the Go side's
+//! their Rust twins. The pinned controller-gen (`$CONTROLLER_GEN`) generates the Go side's
 //! CRDs, `kubebuilder::crd::all` ours, and both are compared structurally: the same CRDs,
 //! with the same keys and values (key order and schema description text aside). Every
 //! difference must be excused by a row of `DIFFERENCES.md`, and every row must excuse one.

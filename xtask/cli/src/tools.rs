@@ -31,7 +31,7 @@ pub const CONTROLLER_GEN: Tool = Tool {
     binary: "controller-gen",
     env: "CONTROLLER_GEN",
     package: "sigs.k8s.io/controller-tools/cmd/controller-gen",
-    version: "v0.21.0",
+    version: kubebuilder::crd::CONTROLLER_GEN_VERSION,
 };
 
 /// kustomize, the reference the differential test of [`crate::kustomize`] checks it against

@@ -12,7 +12,7 @@
 //! With `--go-project <dir>` (a kubebuilder Go project, such as the tutorial's CronJob
 //! project), the same edit (`+kubebuilder:validation:Minimum=0` of
 //! `api/v1/cronjob_types.go`) is made in a copy of it and `make manifests`' command runs
-//! (controller-gen v0.21.0, as cached for the conformance tests), alternating with ours
+//! (the pinned controller-gen, as cached for the conformance tests), alternating with ours
 //! (A B A B), and the table gives the ratio of each pair.
 
 use std::fmt::Write as _;

@@ -973,6 +973,7 @@ mod tests {
             service_name: Cow::Borrowed("webhook-service"),
             service_namespace: Cow::Borrowed("system"),
             service_port: None,
+            patch: None,
         }
     }
 

@@ -132,7 +132,7 @@ fn main() {
     assert_eq!(
         crd["metadata"],
         json!({"name": "widgetz.example.kubebuilder.io",
-               "annotations": {"controller-gen.kubebuilder.io/version": "v0.21.0", "example.com/owner": "team-a"},
+               "annotations": {"controller-gen.kubebuilder.io/version": "v0.23.0", "example.com/owner": "team-a"},
                "labels": {"tier": "api", "empty": ""}})
     );
     assert_eq!(

@@ -60,7 +60,7 @@ fn main() {
     assert_eq!(source["properties"]["path"], json!({"type": "string"}));
     assert_eq!(
         source["x-kubernetes-validations"],
-        json!([{"rule": "[has(self.Git),has(self.Image),has(self.path)].filter(x,x==true).size() == 1",
+        json!([{"rule": "(has(self.Git)?1:0)+(has(self.Image)?1:0)+(has(self.path)?1:0) == 1",
                 "message": "exactly one of the fields in [Git Image path] must be set"}])
     );
     assert_eq!(serde_json::to_value(Source::Path("/p".into())).unwrap(), json!({"path": "/p"}));

@@ -1,4 +1,5 @@
 //! optional, required, validation(optional), validation(required): controller-gen's precedence.
+#![allow(deprecated, reason = "validation(optional) and validation(required) warn; their precedence still holds")]
 use kubebuilder::schema::Schema;
 use serde_json::json;
 

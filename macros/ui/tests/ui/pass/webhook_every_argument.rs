@@ -10,7 +10,8 @@ use kubebuilder::webhook::{Declared, Webhook};
     verbs = ["create", "Update", "DELETE", "connect", "*"], versions = ["v1", "v2"],
     name = "mthing.example.com", admission_review_versions = ["v1", "v1beta1"],
     reinvocation_policy = "ifneeded", timeout_seconds = 30, webhook_versions = ["v1"],
-    service_name = "hooks", service_namespace = "hook-system", service_port = 8443)]
+    service_name = "hooks", service_namespace = "hook-system", service_port = 8443,
+    patch = r#"{"namespaceSelector": {"matchLabels": {"hooks": "on"}}}"#)]
 pub struct ThingDefaulter;
 
 #[kubebuilder::webhook(mutating = false, failure_policy = "Fail", side_effects = "None",
@@ -40,6 +41,7 @@ fn main() {
             service_name: Cow::Borrowed("hooks"),
             service_namespace: Cow::Borrowed("hook-system"),
             service_port: Some(8443),
+            patch: Some(Cow::Borrowed(r#"{"namespaceSelector": {"matchLabels": {"hooks": "on"}}}"#)),
         }
     );
     // `kind` names the kind in the default path where the resource is not its plural.

@@ -155,6 +155,19 @@ type Lists struct {
 	// +listMapKey=port
 	// +optional
 	Endpoints []Endpoint `json:"endpoints,omitempty"`
+
+	// The declarative validation spellings (controller-gen v0.22 and later); a key named by
+	// both spellings is listed once.
+	// +k8s:listType=map
+	// +k8s:listMapKey=name
+	// +listMapKey=name
+	// +k8s:maxItems=8 # at most eight
+	// +optional
+	Declared []Endpoint `json:"declared,omitempty"`
+
+	// +k8s:listType=set
+	// +optional
+	DeclaredSet []string `json:"declaredSet,omitempty"`
 }
 
 // Endpoint is an item of an associative list: its keys are required or defaulted.
@@ -484,6 +497,30 @@ type Requirement struct {
 
 	// +k8s:required
 	K8sRequired *string `json:"k8sRequired,omitempty"`
+
+	// +k8s:required
+	K8sRequiredList []string `json:"k8sRequiredList"`
+
+	// +k8s:required
+	K8sRequiredMap map[string]string `json:"k8sRequiredMap"`
+
+	// +k8s:required
+	K8sRequiredStruct Endpoint `json:"k8sRequiredStruct"`
+
+	// +k8s:required
+	K8sRequiredNamedString ShortString `json:"k8sRequiredNamedString"`
+
+	// +k8s:required
+	K8sRequiredNamedMap Flags `json:"k8sRequiredNamedMap"`
+
+	// +k8s:required
+	// +kubebuilder:validation:MinLength=3
+	K8sRequiredMinLength string `json:"k8sRequiredMinLength"`
+
+	// +k8s:required
+	// +k8s:minimum=1
+	// +k8s:maximum=10
+	K8sRequiredNumber int32 `json:"k8sRequiredNumber"`
 
 	Plain string `json:"plain"`
 
