@@ -36,7 +36,7 @@ pub enum Error {
     Crds(Vec<crd::Error>),
     /// Two names for the same webhook configuration, or a webhook's patch that leaves no
     /// webhook.
-    Webhooks(webhook::Error),
+    Webhook(webhook::Error),
 }
 
 impl fmt::Display for Error {
@@ -49,7 +49,7 @@ impl fmt::Display for Error {
                 }
                 Ok(())
             }
-            Error::Webhooks(error) => error.fmt(f),
+            Error::Webhook(error) => error.fmt(f),
         }
     }
 }
@@ -66,7 +66,7 @@ impl Declarations {
                 &webhook::registered(),
                 &webhook::registered_configurations(),
             )
-            .map_err(Error::Webhooks)?,
+            .map_err(Error::Webhook)?,
         })
     }
 }

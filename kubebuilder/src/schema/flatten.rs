@@ -2,7 +2,9 @@
 //! schema of the named type it refers to. Go compares most keys by value, but pointer-typed
 //! keys (`maximum`, `maxLength`, `default`, `items`, ...) never compare equal, so any
 //! second value for them is "hoisted" into a residual `allOf: [{...dst}, {...src}]`: a field
-//! can tighten its type's rule, not replace it. Reproduced here key by key.
+//! can tighten its type's rule, not replace it. Since v0.22 `minProperties` and
+//! `maxProperties` compare by value, and a field's list type and map keys replace its
+//! type's. Reproduced here key by key.
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
     JSONSchemaProps, JSONSchemaPropsOrBool,
@@ -66,6 +68,8 @@ pub(crate) fn flatten_into(dst: &mut JSONSchemaProps, mut src: JSONSchemaProps) 
         pattern,
         exclusive_maximum,
         exclusive_minimum,
+        max_properties,
+        min_properties,
         unique_items,
         nullable,
         x_kubernetes_embedded_resource,
@@ -88,13 +92,14 @@ pub(crate) fn flatten_into(dst: &mut JSONSchemaProps, mut src: JSONSchemaProps) 
         min_items,
         max_length,
         min_length,
-        max_properties,
-        min_properties,
-        pattern_properties,
-        x_kubernetes_list_map_keys,
-        x_kubernetes_list_type
+        pattern_properties
     );
-    later_wins!(x_kubernetes_preserve_unknown_fields, x_kubernetes_map_type);
+    later_wins!(
+        x_kubernetes_preserve_unknown_fields,
+        x_kubernetes_map_type,
+        x_kubernetes_list_type,
+        x_kubernetes_list_map_keys
+    );
 
     // The type: the destination's wins. A mismatch is an error in controller-gen; the
     // attribute macros reject the markers that could cause one at compile time.

@@ -409,7 +409,13 @@ fn check_patch(patch: &LitStr, mutating: bool, errors: &mut Errors) -> Option<St
     };
     let mut valid = true;
     for key in object.keys() {
-        if !fields.contains(&key.as_str()) {
+        if key == "reinvocationPolicy" && !mutating {
+            valid = false;
+            errors.push(
+                patch.span(),
+                "`patch` sets `reinvocationPolicy`, which applies to mutating webhooks only",
+            );
+        } else if !fields.contains(&key.as_str()) {
             valid = false;
             errors.push(
                 patch.span(),

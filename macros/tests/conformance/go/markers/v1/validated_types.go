@@ -434,6 +434,16 @@ type Named struct {
 
 	// +optional
 	Opaque *Opaque `json:"opaque,omitempty"`
+
+	// A field's list type replaces its named list's (controller-gen v0.22 and later).
+	// +listType=atomic
+	// +optional
+	AtomicNames NameList `json:"atomicNames,omitempty"`
+
+	// A field's map type replaces its named map's.
+	// +mapType=granular
+	// +optional
+	GranularFlags Flags `json:"granularFlags,omitempty"`
 }
 
 // Port is a named integer with bounds.
@@ -512,6 +522,10 @@ type Requirement struct {
 
 	// +k8s:required
 	K8sRequiredNamedMap Flags `json:"k8sRequiredNamedMap"`
+
+	// The same bound as the type's, written once (controller-gen v0.22 and later).
+	// +k8s:required
+	K8sRequiredOpaque Opaque `json:"k8sRequiredOpaque"`
 
 	// +k8s:required
 	// +kubebuilder:validation:MinLength=3
