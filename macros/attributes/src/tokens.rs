@@ -15,11 +15,6 @@ pub fn optional<T: ToTokens>(value: Option<T>) -> TokenStream {
     }
 }
 
-/// A model string as a constant of the generated code: `Cow::Borrowed("…")`.
-pub fn text(value: &str) -> TokenStream {
-    quote!(::std::borrow::Cow::Borrowed(#value))
-}
-
 /// A value of the model as a constant expression of the generated code.
 pub trait Constant {
     /// The expression.
@@ -38,9 +33,11 @@ macro_rules! constant_as_literal {
 
 constant_as_literal!(bool, i64, f64);
 
+/// A model string: `Cow::Borrowed("…")`.
 impl Constant for Text {
     fn constant(&self) -> TokenStream {
-        text(self)
+        let value: &str = self;
+        quote!(::std::borrow::Cow::Borrowed(#value))
     }
 }
 

@@ -19,7 +19,7 @@ use syn::{Ident, Item, LitStr};
 
 use crate::args::{self, Arg, Argument, Errors, Given};
 use crate::k8s_values::{DnsName, check_dns_name, did_you_mean, one_of, type_ident};
-use crate::tokens::{Constant, optional, text};
+use crate::tokens::{Constant, optional};
 
 /// The operations a webhook rule matches, as written in the attribute (any case).
 const OPERATIONS: &[&str] = &["create", "update", "delete", "connect", "*"];
@@ -842,7 +842,7 @@ fn generate(declaration: &Declaration) -> TokenStream {
         service_name,
         service_namespace,
     ]
-    .map(|t| text(t));
+    .map(|t| t.constant());
     let [path, url_tokens, match_policy, reinvocation_policy] =
         [path, url, match_policy, reinvocation_policy].map(|t| t.constant());
     let [
@@ -977,7 +977,7 @@ const CONFIGURATION_ARGUMENTS: &[Argument<ConfigurationArgs>] = &[
 pub fn expand_configuration(attr: TokenStream, item: TokenStream) -> TokenStream {
     match read_configuration(attr) {
         Ok(Configuration { mutating, name }) => {
-            let name = text(&name);
+            let name = name.constant();
             quote! {
                 #item
                 ::kubebuilder::__private::inventory::submit! {

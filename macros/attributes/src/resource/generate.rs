@@ -9,7 +9,7 @@ use syn::{Ident, LitStr};
 use kubebuilder_model::crd;
 
 use super::{KindNames, Resource, Scale, SpecKind};
-use crate::tokens::{Constant, optional, text};
+use crate::tokens::{Constant, optional};
 
 /// What the root object is generated from.
 pub struct Root<'a> {
@@ -475,14 +475,14 @@ fn version_tokens(
         schema: (),
     } = version;
     let [group, kind, name, plural, singular, scope] =
-        [group, kind, name, plural, singular, scope].map(|t| text(t));
+        [group, kind, name, plural, singular, scope].map(|t| t.constant());
     let [short_names, categories, selectable_fields] =
         [short_names, categories, selectable_fields].map(|l| l.constant());
     let deprecated = deprecated.constant();
     let (annotations, labels) = (annotations.constant(), labels.constant());
     let scale = optional(scale.as_ref().map(|scale| {
-        let spec_path = text(&scale.spec_path);
-        let status_path = text(&scale.status_path);
+        let spec_path = scale.spec_path.constant();
+        let status_path = scale.status_path.constant();
         let selector_path = scale.selector_path.constant();
         quote!(::kubebuilder::crd::Scale {
             spec_path: #spec_path, status_path: #status_path, selector_path: #selector_path,
@@ -490,7 +490,7 @@ fn version_tokens(
     }));
     let columns = printer_columns.iter().map(|column| {
         let [name, type_, json_path] =
-            [&column.name, &column.type_, &column.json_path].map(|t| text(t));
+            [&column.name, &column.type_, &column.json_path].map(|t| t.constant());
         let description = column.description.constant();
         let format = column.format.constant();
         let priority = column.priority;
