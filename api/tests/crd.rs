@@ -68,6 +68,7 @@ fn every_version_of_the_api_is_registered_with_one_storage_version() {
 fn max_desc_len_zero_drops_every_description() {
     let crds = kubebuilder::crd::all(&kubebuilder::crd::Options {
         max_desc_len: Some(0),
+        ..Default::default()
     })
     .unwrap();
     let yaml = serde_json::to_string(&crds).unwrap();

@@ -74,9 +74,14 @@ impl Declarations {
 /// The flag that passes [`crd::Options::max_desc_len`] (controller-gen's `crd:maxDescLen`).
 pub const MAX_DESC_LEN_FLAG: &str = "--max-desc-len";
 
+/// The flag that sets [`crd::Options::omit_tool_version`] (controller-gen's
+/// `crd:omitToolVersion`).
+pub const OMIT_TOOL_VERSION_FLAG: &str = "--omit-tool-version";
+
 /// The `main` of a project's declarations binary: prints [`Declarations::registered`] as
 /// JSON on standard output, or the reason there are none on standard error (and fails).
-/// Its one argument, [`MAX_DESC_LEN_FLAG`] and a number, is optional.
+/// Its arguments, [`MAX_DESC_LEN_FLAG`] with a number and [`OMIT_TOOL_VERSION_FLAG`], are
+/// optional.
 pub fn print_registered() -> ExitCode {
     let printed = options(std::env::args().skip(1)).and_then(|options| {
         let declarations = Declarations::registered(&options).map_err(|e| e.to_string())?;
@@ -97,16 +102,27 @@ pub fn print_registered() -> ExitCode {
 
 /// The CRD options given on the declarations binary's command line.
 fn options(mut args: impl Iterator<Item = String>) -> Result<crd::Options, String> {
-    let max_desc_len = match (args.next(), args.next(), args.next()) {
-        (None, ..) => None,
-        (Some(flag), Some(value), None) if flag == MAX_DESC_LEN_FLAG => Some(
-            value
-                .parse()
-                .map_err(|_| format!("{MAX_DESC_LEN_FLAG} {value}: not a length"))?,
-        ),
-        _ => return Err(format!("usage: declarations [{MAX_DESC_LEN_FLAG} N]")),
-    };
-    Ok(crd::Options { max_desc_len })
+    let mut options = crd::Options::default();
+    while let Some(flag) = args.next() {
+        match flag.as_str() {
+            MAX_DESC_LEN_FLAG if options.max_desc_len.is_none() => {
+                let value = args.next().ok_or_else(usage)?;
+                let length = value
+                    .parse()
+                    .map_err(|_| format!("{MAX_DESC_LEN_FLAG} {value}: not a length"))?;
+                options.max_desc_len = Some(length);
+            }
+            OMIT_TOOL_VERSION_FLAG if !options.omit_tool_version => {
+                options.omit_tool_version = true;
+            }
+            _ => return Err(usage()),
+        }
+    }
+    Ok(options)
+}
+
+fn usage() -> String {
+    format!("usage: declarations [{MAX_DESC_LEN_FLAG} N] [{OMIT_TOOL_VERSION_FLAG}]")
 }
 
 #[cfg(test)]
@@ -119,8 +135,11 @@ mod tests {
     }
 
     #[test]
-    fn the_command_line_takes_the_max_desc_len_or_nothing() {
+    fn the_command_line_takes_the_max_desc_len_and_omit_tool_version_or_nothing() {
         assert_eq!(options(args("")).unwrap().max_desc_len, None);
+        assert!(!options(args("")).unwrap().omit_tool_version);
+        let both = options(args("--omit-tool-version --max-desc-len 3")).unwrap();
+        assert_eq!((both.max_desc_len, both.omit_tool_version), (Some(3), true));
         assert_eq!(
             options(args("--max-desc-len 40")).unwrap().max_desc_len,
             Some(40)
@@ -129,10 +148,17 @@ mod tests {
             options(args("--max-desc-len x")).unwrap_err(),
             "--max-desc-len x: not a length"
         );
-        for wrong in ["--max-desc-len", "--max-desc-len 1 2", "--other 1"] {
+        let wrongs = [
+            "--max-desc-len",
+            "--max-desc-len 1 2",
+            "--other 1",
+            "--omit-tool-version --omit-tool-version",
+            "--max-desc-len 1 --max-desc-len 2",
+        ];
+        for wrong in wrongs {
             assert_eq!(
                 options(args(wrong)).unwrap_err(),
-                "usage: declarations [--max-desc-len N]",
+                "usage: declarations [--max-desc-len N] [--omit-tool-version]",
                 "{wrong}"
             );
         }

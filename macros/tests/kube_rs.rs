@@ -252,6 +252,7 @@ fn kube_derive_kinds_are_registered_beside_ours_with_their_versions_merged() {
     // `--max-desc-len` cuts theirs as ours.
     let cut = crd::all(&crd::Options {
         max_desc_len: Some(0),
+        ..Default::default()
     })
     .unwrap();
     let harbor = cut.iter().find(|c| c.spec.names.kind == "Harbor").unwrap();

@@ -176,7 +176,7 @@ fn install_deploy_redeploy_undeploy_uninstall() {
         }
         let deployments: Api<Deployment> = Api::namespaced(client.clone(), "project-system");
         let manager = deployments.get("project-controller-manager").await.unwrap();
-        let containers = manager.spec.unwrap().template.spec.unwrap().containers;
+        let containers = manager.spec.template.spec.unwrap().containers;
         assert_eq!(containers[0].image.as_deref(), Some(image));
     });
 

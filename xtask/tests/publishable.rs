@@ -23,9 +23,9 @@ const PROJECT_CRATES: &[&str] = &[
 /// k8s-openapi needs a Kubernetes version chosen, which library crates leave to binaries:
 /// a library built alone from its package gets it from this variable (the version
 /// feature the binaries and tests enable).
-const K8S_OPENAPI_VERSION: (&str, &str) = ("K8S_OPENAPI_ENABLED_VERSION", "1.36");
+const K8S_OPENAPI_VERSION: (&str, &str) = ("K8S_OPENAPI_ENABLED_VERSION", "1.37");
 /// The same, for a build of several workspace members at once.
-const K8S_OPENAPI_FEATURE: &str = "k8s-openapi/v1_36";
+const K8S_OPENAPI_FEATURE: &str = "k8s-openapi/v1_37";
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")

@@ -124,9 +124,14 @@ async fn a_write_conflict_is_retried_from_a_fresh_read() {
     assert_eq!(api.get("w").await.unwrap().spec, expected);
 }
 
+/// Gives a new Deployment its selector and template (an existing one keeps what the
+/// apiserver defaulted in them).
 fn web_deployment(deployment: &mut Deployment) {
+    if deployment.spec.template.spec.is_some() {
+        return;
+    }
     let labels: BTreeMap<String, String> = [("app".to_owned(), "web".to_owned())].into();
-    deployment.spec.get_or_insert_with(|| DeploymentSpec {
+    deployment.spec = DeploymentSpec {
         selector: LabelSelector {
             match_labels: Some(labels.clone()),
             ..LabelSelector::default()
@@ -146,7 +151,7 @@ fn web_deployment(deployment: &mut Deployment) {
             }),
         },
         ..DeploymentSpec::default()
-    });
+    };
 }
 
 /// Sets the replicas and the status' observed generation the test asks for.
@@ -157,7 +162,7 @@ async fn patch_deployment(
 ) -> (Deployment, OperationResult) {
     controllerutil::create_or_patch(api, "web", |deployment: &mut Deployment| {
         web_deployment(deployment);
-        deployment.spec.as_mut().unwrap().replicas = Some(replicas);
+        deployment.spec.replicas = Some(replicas);
         deployment
             .status
             .get_or_insert_default()
@@ -190,7 +195,7 @@ async fn create_or_patch_patches_the_status_through_its_subresource() {
     assert_eq!(result, OperationResult::Unchanged);
 
     let stored = api.get("web").await.unwrap();
-    assert_eq!(stored.spec.unwrap().replicas, Some(3));
+    assert_eq!(stored.spec.replicas, Some(3));
     assert_eq!(stored.status.unwrap().observed_generation, Some(2));
     assert_eq!(
         stored.metadata.resource_version,

@@ -1301,7 +1301,7 @@ async fn the_memcached_operator_owns_its_deployment_reports_and_cleans_up_behind
         ("True", "Reconciled")
     );
     let deployment = deployments.get("cache").await.unwrap();
-    assert_eq!(deployment.spec.unwrap().replicas, Some(2));
+    assert_eq!(deployment.spec.replicas, Some(2));
     let owner = &deployment.metadata.owner_references.unwrap()[0];
     assert_eq!(
         (

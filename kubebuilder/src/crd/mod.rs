@@ -72,7 +72,7 @@ pub trait CustomResource {
     fn crd() -> CustomResourceDefinition {
         let mut only = definition(&Self::VERSION, &Options::default());
         only.storage = true;
-        assemble(&Self::VERSION, vec![only])
+        assemble(&Self::VERSION, vec![only], &Options::default())
     }
 }
 
@@ -82,6 +82,8 @@ pub struct Options {
     /// controller-gen's `crd:maxDescLen`: `Some(0)` drops descriptions, `Some(n)` cuts
     /// them to `n` bytes at a sentence or word boundary.
     pub max_desc_len: Option<usize>,
+    /// controller-gen's `crd:omitToolVersion`: leave out [`GENERATOR_ANNOTATION`].
+    pub omit_tool_version: bool,
 }
 
 /// A kind whose versions do not merge into one CRD.
@@ -255,7 +257,7 @@ pub fn merge(
     }
     check_versions(&group_kind, &definitions, "")?;
 
-    let mut crd = assemble(first, definitions);
+    let mut crd = assemble(first, definitions, options);
     if kept.iter().any(|v| v.hub.is_some()) {
         crd.spec.conversion = Some(webhook_conversion());
     }
@@ -287,6 +289,7 @@ fn webhook_conversion() -> CustomResourceConversion {
 fn assemble(
     first: &Version,
     versions: Vec<CustomResourceDefinitionVersion>,
+    options: &Options,
 ) -> CustomResourceDefinition {
     let pairs = |list: &[(Text, Text)]| -> Option<BTreeMap<String, String>> {
         (!list.is_empty()).then(|| {
@@ -296,17 +299,19 @@ fn assemble(
         })
     };
     let mut annotations = pairs(&first.annotations).unwrap_or_default();
-    annotations.insert(
-        GENERATOR_ANNOTATION.0.to_owned(),
-        GENERATOR_ANNOTATION.1.to_owned(),
-    );
+    if !options.omit_tool_version {
+        annotations.insert(
+            GENERATOR_ANNOTATION.0.to_owned(),
+            GENERATOR_ANNOTATION.1.to_owned(),
+        );
+    }
     let strings = |list: &[Text]| -> Option<Vec<String>> {
         (!list.is_empty()).then(|| list.iter().map(Text::to_string).collect())
     };
     CustomResourceDefinition {
         metadata: ObjectMeta {
             name: Some(format!("{}.{}", first.plural, first.group)),
-            annotations: Some(annotations),
+            annotations: (!annotations.is_empty()).then_some(annotations),
             labels: pairs(&first.labels),
             ..ObjectMeta::default()
         },

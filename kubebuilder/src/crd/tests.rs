@@ -192,7 +192,11 @@ fn printer_columns_create_empty_subresources_as_controller_gen_does() {
 #[test]
 fn max_desc_len_applies_to_every_version() {
     let description = |max_desc_len| {
-        let crd = merge(&[&V1], &Options { max_desc_len }).unwrap().unwrap();
+        let options = Options {
+            max_desc_len,
+            ..Options::default()
+        };
+        let crd = merge(&[&V1], &options).unwrap().unwrap();
         json(&crd)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["description"].clone()
     };
     assert_eq!(
@@ -201,6 +205,22 @@ fn max_desc_len_applies_to_every_version() {
     );
     assert_eq!(description(Some(25)), json!("A long description."));
     assert_eq!(description(Some(0)), Value::Null);
+}
+
+#[test]
+fn omit_tool_version_leaves_out_the_generator_annotation() {
+    let annotations = |omit_tool_version| {
+        let options = Options {
+            omit_tool_version,
+            ..Options::default()
+        };
+        json(&merge(&[&V1], &options).unwrap().unwrap())["metadata"]["annotations"].clone()
+    };
+    assert_eq!(
+        annotations(false),
+        json!({GENERATOR_ANNOTATION.0: GENERATOR_ANNOTATION.1})
+    );
+    assert_eq!(annotations(true), Value::Null);
 }
 
 #[test]

@@ -176,27 +176,53 @@ fn skipped_kinds_are_types_without_a_registered_crd() {
     assert!(!CONTROLLER_GEN_CRDS.contains_key(name));
 }
 
-/// `maxDescLen` cuts descriptions as controller-gen does, checked on the fixture whose
-/// descriptions are all equal to controller-gen's (the Kubernetes types'): 0 drops them, a
-/// length cuts each at a sentence end, else at a space with `...`.
+/// controller-gen's CRD options act as ours do, checked on the fixture whose descriptions
+/// are all equal to controller-gen's (the Kubernetes types'): `maxDescLen` 0 drops them, a
+/// length cuts each at a sentence end, else at a space with `...`; `omitToolVersion` leaves
+/// out the version annotation.
 #[test]
-fn max_desc_len_cuts_descriptions_as_controller_gen_does() {
+fn crd_options_act_as_controller_gens() {
+    use kubebuilder::crd::Options;
     let embedded = COMPARED_WITH_DESCRIPTIONS[0];
-    for max_desc_len in [0, 40] {
-        let options = format!("{CONTROLLER_GEN_OPTIONS},maxDescLen={max_desc_len}");
-        let theirs = controller_gen::generate(&go_module(), &options, "./embedded/...");
+    let cases = [
+        (
+            "maxDescLen=0",
+            Options {
+                max_desc_len: Some(0),
+                ..Options::default()
+            },
+        ),
+        (
+            "maxDescLen=40",
+            Options {
+                max_desc_len: Some(40),
+                ..Options::default()
+            },
+        ),
+        (
+            "omitToolVersion=true",
+            Options {
+                omit_tool_version: true,
+                ..Options::default()
+            },
+        ),
+    ];
+    for (option, ours) in cases {
+        let theirs = controller_gen::generate(
+            &go_module(),
+            &format!("{CONTROLLER_GEN_OPTIONS},{option}"),
+            "./embedded/...",
+        );
         let theirs = &theirs[embedded];
-        let ours = our_crds_with(&kubebuilder::crd::Options {
-            max_desc_len: Some(max_desc_len),
-        })
-        .into_iter()
-        .find(|crd| name_of(crd) == embedded)
-        .expect("the embedded fixture is registered");
+        let ours = our_crds_with(&ours)
+            .into_iter()
+            .find(|crd| name_of(crd) == embedded)
+            .expect("the embedded fixture is registered");
         let found = compare::differences(embedded, theirs, &as_written(&ours), Descriptions::Exact);
         let report: Vec<String> = found.iter().map(ToString::to_string).collect();
         assert!(
             report.is_empty(),
-            "maxDescLen={max_desc_len}: {} difference(s):\n{}",
+            "{option}: {} difference(s):\n{}",
             report.len(),
             report.join("\n")
         );

@@ -37,7 +37,10 @@ fn crates() -> Vec<Crate> {
 #[test]
 fn the_source_reader_arrives_at_the_crds_a_build_registers() {
     for max_desc_len in [None, Some(0), Some(40)] {
-        let options = kubebuilder::crd::Options { max_desc_len };
+        let options = kubebuilder::crd::Options {
+            max_desc_len,
+            omit_tool_version: max_desc_len.is_some(),
+        };
         let read = source::read_crates(&crates(), &options)
             .unwrap_or_else(|unread| panic!("the reader defers to a build: {unread}"));
         let as_json = |crds: &[_]| -> Vec<(String, Value)> {

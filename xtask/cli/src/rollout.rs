@@ -84,7 +84,7 @@ async fn wait_for_deployment(
 
 /// `ready/wanted` when the Deployment's current generation is fully rolled out.
 fn rolled_out(deployment: &Deployment) -> Option<String> {
-    let wanted = deployment.spec.as_ref()?.replicas.unwrap_or(1);
+    let wanted = deployment.spec.replicas.unwrap_or(1);
     let status = deployment.status.as_ref()?;
     let current = status.observed_generation >= deployment.metadata.generation;
     let updated = status.updated_replicas.unwrap_or(0) == wanted;
@@ -127,8 +127,9 @@ async fn current_template_hash(
 fn selector_of(deployment: &Deployment) -> String {
     deployment
         .spec
+        .selector
+        .match_labels
         .as_ref()
-        .and_then(|spec| spec.selector.match_labels.as_ref())
         .map(|labels| {
             labels
                 .iter()

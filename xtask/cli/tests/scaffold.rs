@@ -130,21 +130,21 @@ fn bad_input_is_refused_naming_the_problem_and_leaves_the_tree_byte_for_byte_unc
         (
             "create api --group apps --version v1 --kind Deploymnet --resource=false",
             "--resource=false: PROJECT has no API apps.tutorial.kubebuilder.io/v1 Deploymnet, and \
-             k8s-openapi's v1_36 API has no kind Deploymnet in apps/v1 (its kinds: \
+             k8s-openapi's v1_37 API has no kind Deploymnet in apps/v1 (its kinds: \
              ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet)",
         ),
         (
             // PROJECT's CronJob is `CronJob`.
             "create api --group batch --version v1 --kind Cronjob --resource=false",
-            "k8s-openapi's v1_36 API has no kind Cronjob in batch/v1 (its kinds: CronJob, Job)",
+            "k8s-openapi's v1_37 API has no kind Cronjob in batch/v1 (its kinds: CronJob, Job)",
         ),
         (
             "create api --group apps --version v2 --kind Deployment --resource=false",
-            "apps has no GA version v2 in k8s-openapi's v1_36 API (it has v1)",
+            "apps has no GA version v2 in k8s-openapi's v1_37 API (it has v1)",
         ),
         (
             "create api --group networking --version v1beta1 --kind IPAddress --resource=false",
-            "networking.k8s.io has no GA version v1beta1 in k8s-openapi's v1_36 API (it has v1); \
+            "networking.k8s.io has no GA version v1beta1 in k8s-openapi's v1_37 API (it has v1); \
              for an alpha or beta version, pass --external-api-path \
              k8s_openapi::api::networking::v1beta1 --external-api-domain k8s.io --group networking",
         ),

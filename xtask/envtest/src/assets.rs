@@ -17,18 +17,18 @@ use anyhow::{Context, Result, bail, ensure};
 // The pins as macros, so that constant names can be built from them with `concat!`.
 macro_rules! kubernetes_version {
     () => {
-        "v1.36.3"
+        "v1.37.2"
     };
 }
 macro_rules! etcd_version {
     () => {
-        "v3.6.8"
+        "v3.7.0"
     };
 }
 
 /// The Kubernetes release the binaries are built from (kept equal to `go.mod`).
 pub const KUBERNETES_VERSION: &str = kubernetes_version!();
-/// The etcd release kube-apiserver v1.36.3 pins (kept equal to `go.mod`).
+/// The etcd release kube-apiserver v1.37.2 pins (kept equal to `go.mod`).
 pub const ETCD_VERSION: &str = etcd_version!();
 
 /// The variable naming a directory holding `kube-apiserver` and `etcd`.
@@ -272,9 +272,16 @@ pub fn go_module_source(go_module: &Path, module: &str, version: &str) -> Result
         .with_context(|| format!("`go mod download {module}@{version}` gave no directory: {info}"))
 }
 
+/// `v1.37.2`'s `("1", "37")`.
+fn major_minor(version: &str) -> (&str, &str) {
+    let mut parts = version.trim_start_matches('v').split('.');
+    (parts.next().unwrap_or(""), parts.next().unwrap_or(""))
+}
+
 /// `go build` of one binary with upstream's version stamp (Kubernetes binaries report
-/// `v1.36.3` as a release build does), statically linked, into `out_dir`.
+/// [`KUBERNETES_VERSION`] as a release build does), statically linked, into `out_dir`.
 fn go_build(go: &Path, name: &str, package: &str, out_dir: &Path) -> Result<()> {
+    let (major, minor) = major_minor(KUBERNETES_VERSION);
     let version_flags = [
         "k8s.io/component-base/version",
         "k8s.io/client-go/pkg/version",
@@ -282,7 +289,7 @@ fn go_build(go: &Path, name: &str, package: &str, out_dir: &Path) -> Result<()> 
     .iter()
     .map(|pkg| {
         format!(
-            "-X {pkg}.gitVersion={KUBERNETES_VERSION} -X {pkg}.gitMajor=1 -X {pkg}.gitMinor=36 \
+            "-X {pkg}.gitVersion={KUBERNETES_VERSION} -X {pkg}.gitMajor={major} -X {pkg}.gitMinor={minor} \
                  -X {pkg}.gitTreeState=clean"
         )
     })

@@ -64,10 +64,7 @@ async fn a_deployment_gets_its_replica_set_and_pending_pods() {
             .ok_or_else(|| "no ReplicaSet controlled by the Deployment".to_owned())
     })
     .await;
-    assert_eq!(
-        replica_set.spec.as_ref().and_then(|spec| spec.replicas),
-        Some(2)
-    );
+    assert_eq!(replica_set.spec.replicas, Some(2));
 
     let pods: Api<Pod> = Api::namespaced(client, &namespace);
     let pods = wait_for(plane, "two Pods of the ReplicaSet", || async {
@@ -153,7 +150,7 @@ async fn create_deployment(client: &kube::Client, namespace: &str, replicas: i32
             name: Some("web".into()),
             ..Default::default()
         },
-        spec: Some(DeploymentSpec {
+        spec: DeploymentSpec {
             replicas: Some(replicas),
             selector: LabelSelector {
                 match_labels: Some(labels.clone()),
@@ -175,7 +172,7 @@ async fn create_deployment(client: &kube::Client, namespace: &str, replicas: i32
                 }),
             },
             ..Default::default()
-        }),
+        },
         ..Default::default()
     };
     Api::namespaced(client.clone(), namespace)

@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 use kubebuilder::crd;
-use kubebuilder::declarations::{Declarations, MAX_DESC_LEN_FLAG};
+use kubebuilder::declarations::{Declarations, MAX_DESC_LEN_FLAG, OMIT_TOOL_VERSION_FLAG};
 
 use super::{DECLARATIONS_PACKAGE, Output, manager_namespace, outputs, stale, write};
 use crate::source;
@@ -21,6 +21,10 @@ pub struct Args {
     /// controller-gen's `crd:maxDescLen`: cut CRD descriptions to this many bytes (0 drops them).
     #[arg(long)]
     pub max_desc_len: Option<usize>,
+    /// controller-gen's `crd:omitToolVersion`: leave the controller-gen version annotation
+    /// out of the CRDs.
+    #[arg(long)]
+    pub omit_tool_version: bool,
     /// Build the declarations binary and write what it registers, rather than read the
     /// sources (the reference the reading defers to wherever it could differ).
     #[arg(long)]
@@ -37,6 +41,7 @@ pub fn run(args: Args) -> Result<()> {
     let root = crate::workspace_root();
     let options = crd::Options {
         max_desc_len: args.max_desc_len,
+        omit_tool_version: args.omit_tool_version,
     };
     let declarations = match (&args.declarations, args.build) {
         (Some(executable), _) => {
@@ -104,6 +109,9 @@ pub fn built(root: &Path, options: &crd::Options) -> Result<Declarations> {
 fn printed(command: &mut Command, options: &crd::Options, name: &str) -> Result<Declarations> {
     if let Some(max_desc_len) = options.max_desc_len {
         command.args([MAX_DESC_LEN_FLAG, &max_desc_len.to_string()]);
+    }
+    if options.omit_tool_version {
+        command.arg(OMIT_TOOL_VERSION_FLAG);
     }
     let output = command
         .stderr(Stdio::inherit())

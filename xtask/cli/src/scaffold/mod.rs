@@ -80,7 +80,7 @@ pub fn version() -> String {
 /// The Kubernetes release of the control plane, kubebuilder-envtest's pin: repeated here
 /// because `cargo kubebuilder` does not link kubebuilder-envtest (a test keeps the two
 /// equal).
-const KUBERNETES_VERSION: &str = "v1.36.3";
+const KUBERNETES_VERSION: &str = "v1.37.2";
 
 /// What `create` adds to the project.
 #[derive(clap::Subcommand, Clone, Debug)]

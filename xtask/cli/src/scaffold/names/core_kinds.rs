@@ -14,7 +14,7 @@ use anyhow::{Result, bail};
 use serde_json::{Map, Value, json};
 
 /// The k8s-openapi API (its feature, a Kubernetes minor version) the table is taken from.
-pub const K8S_OPENAPI: &str = "v1_36";
+pub const K8S_OPENAPI: &str = "v1_37";
 
 /// Where a sample names the namespace of its object (a JSON string of its own).
 pub const NAMESPACE: &str = "$NAMESPACE";
@@ -490,14 +490,14 @@ mod tests {
         assert!(is_core_group("rbac.authorization") && !is_core_group("ship"));
         assert_eq!(
             find("apps", "v1", "Deploymnet").unwrap_err().to_string(),
-            "k8s-openapi's v1_36 API has no kind Deploymnet in apps/v1 (its kinds: \
+            "k8s-openapi's v1_37 API has no kind Deploymnet in apps/v1 (its kinds: \
              ControllerRevision, DaemonSet, Deployment, ReplicaSet, StatefulSet)"
         );
         assert_eq!(
             find("resource", "v1beta2", "ResourceClaim")
                 .unwrap_err()
                 .to_string(),
-            "resource.k8s.io has no GA version v1beta2 in k8s-openapi's v1_36 API (it has v1); \
+            "resource.k8s.io has no GA version v1beta2 in k8s-openapi's v1_37 API (it has v1); \
              for an alpha or beta version, pass --external-api-path \
              k8s_openapi::api::resource::v1beta2 --external-api-domain k8s.io --group resource"
         );

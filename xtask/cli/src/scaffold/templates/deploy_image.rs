@@ -247,7 +247,7 @@ impl {{kind}}Reconciler {
                 namespace: {{kind_snake}}.namespace(),
                 ..ObjectMeta::default()
             },
-            spec: Some(DeploymentSpec {
+            spec: DeploymentSpec {
                 replicas: Some({{kind_snake}}.spec.size),
                 selector: LabelSelector {
                     match_labels: Some(labels.clone()),
@@ -261,7 +261,7 @@ impl {{kind}}Reconciler {
                     spec: Some(pod),
                 },
                 ..DeploymentSpec::default()
-            }),
+            },
             ..Deployment::default()
         };
         controllerutil::set_controller_reference({{kind_snake}}, &mut deployment)?;
@@ -393,7 +393,7 @@ async fn a_{{kind_snake}}_is_run_as_a_restricted_deployment_of_its_size() {
     .await;
     let owner = deployment.owner_references().first().cloned().unwrap();
     assert_eq!((owner.uid, owner.controller), (created.uid().unwrap(), Some(true)));
-    let spec = deployment.spec.unwrap();
+    let spec = deployment.spec;
     assert_eq!(spec.replicas, Some(1));
     let pod = spec.template.spec.unwrap();
     let pod_security = pod.security_context.unwrap();
@@ -451,7 +451,7 @@ async fn a_{{kind_snake}}_is_run_as_a_restricted_deployment_of_its_size() {
 /// `Some(())` once the Deployment has `replicas`.
 async fn replicas_are(deployments: &Api<Deployment>, replicas: i32) -> Option<()> {
     let deployment = deployments.get(NAME).await.unwrap();
-    (deployment.spec?.replicas == Some(replicas)).then_some(())
+    (deployment.spec.replicas == Some(replicas)).then_some(())
 }
 "#
 );

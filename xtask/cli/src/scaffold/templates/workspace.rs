@@ -121,7 +121,7 @@ kubebuilder.workspace = true
 
 [dev-dependencies]
 # The tests need a Kubernetes version (the library itself leaves the choice to binaries).
-k8s-openapi = { workspace = true, features = ["v1_36"] }
+k8s-openapi = { workspace = true, features = ["v1_37"] }
 serde_json.workspace = true
 "#;
 
@@ -147,7 +147,7 @@ anyhow.workspace = true
 api.workspace = true
 clap.workspace = true
 # The `controller` binary needs a Kubernetes version (only this end-product crate picks one).
-k8s-openapi = { workspace = true, features = ["v1_36"] }
+k8s-openapi = { workspace = true, features = ["v1_37"] }
 kube.workspace = true
 kubebuilder.workspace = true
 kubebuilder-runtime.workspace = true
@@ -223,7 +223,7 @@ description = "cargo xtask: manifests, test, run, install, deploy, create api, c
 [dependencies]
 anyhow.workspace = true
 clap.workspace = true
-k8s-openapi = { workspace = true, features = ["v1_36"] }
+k8s-openapi = { workspace = true, features = ["v1_37"] }
 kubebuilder-cli.workspace = true
 "#;
 
