@@ -7,7 +7,9 @@
 //! Every tracked text file that spells the current release is rewritten, except the Go
 //! modules, which the go command moves (`go get`, `go mod tidy`: their graphs change with
 //! the release), and `Cargo.lock`. Then the embedded-type table, the API's CRD snapshot
-//! and the manifests are regenerated, by the new build.
+//! and the manifests are regenerated, by the new build. When that build fails on what the
+//! new API changed (a field no longer optional, say), the pins stay moved; once the code is
+//! fixed, the same command again (the pins now equal the release) only regenerates.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -39,22 +41,49 @@ pub fn run(args: Args) -> Result<()> {
     let root = kubebuilder_cli::workspace_root();
     let from = Release::parse(KUBERNETES_VERSION)?;
     let to = Release::parse(&args.version)?;
-    ensure!(from != to, "the pins are already {}", to.full());
-    check_k8s_openapi_has(&root, &to)?;
-
-    let etcd = etcd_of(&root, &to)?;
-    let rewritten = rewrite_tracked_files(&root, &from, &to, &etcd)?;
-    eprintln!("bump-kubernetes: rewrote {} file(s)", rewritten.len());
-    move_binaries_module(&root.join(BINARIES_MODULE), &to, &etcd)?;
-    for module in LIBRARY_MODULES {
-        move_library_module(&root.join(module), &to)?;
+    if from == to {
+        eprintln!(
+            "bump-kubernetes: the pins are {}; regenerating what derives from them",
+            to.full()
+        );
+    } else {
+        move_pins(&root, &from, &to)?;
     }
-    regenerate(&root)?;
+    regenerate(&root).with_context(|| {
+        format!(
+            "the pins are {to}, but what derives from them is not regenerated: fix what the \
+             new API broke, then run `cargo xtask bump-kubernetes {to}` again",
+            to = to.full()
+        )
+    })?;
     eprintln!(
-        "bump-kubernetes: the pins are {} (etcd {etcd}). Next: `cargo xtask tools` builds the \
-         new binaries, `cargo xtask test` shows what the new API changed; review `git diff`",
+        "bump-kubernetes: done. Next: `cargo xtask tools` builds the new binaries, `cargo \
+         xtask test` shows what else the new API changed; review `git diff`"
+    );
+    Ok(())
+}
+
+/// Every pin of `from` moved to `to`. What can be refused is checked first, so that a
+/// refusal changes no file: the release's format, k8s-openapi's API for it, the module
+/// proxy serving it.
+fn move_pins(root: &Path, from: &Release, to: &Release) -> Result<()> {
+    check_k8s_openapi_has(root, to)?;
+    let kubernetes_go_mod = kubernetes_go_mod(root, to)?;
+    let etcd = required_version(&kubernetes_go_mod, ETCD_MODULE)
+        .with_context(|| format!("k8s.io/kubernetes {} requires no {ETCD_MODULE}", to.full()))?;
+    let staging = staging_libraries(&kubernetes_go_mod);
+    ensure!(
+        !staging.is_empty(),
+        "k8s.io/kubernetes {} replaces no staging library",
         to.full()
     );
+    let rewritten = rewrite_tracked_files(root, from, to, &etcd)?;
+    eprintln!("bump-kubernetes: rewrote {} file(s)", rewritten.len());
+    move_binaries_module(&root.join(BINARIES_MODULE), to, &etcd, &staging)?;
+    for module in LIBRARY_MODULES {
+        move_library_module(&root.join(module), to)?;
+    }
+    eprintln!("bump-kubernetes: the pins are {} (etcd {etcd})", to.full());
     Ok(())
 }
 
@@ -141,24 +170,19 @@ fn check_k8s_openapi_has(root: &Path, to: &Release) -> Result<()> {
     Ok(())
 }
 
-/// The etcd release that `to`'s `go.mod` pins.
-fn etcd_of(root: &Path, to: &Release) -> Result<String> {
+/// `to`'s own `go.mod` (downloaded from the module proxy: a release it does not serve
+/// fails here, before anything changed).
+fn kubernetes_go_mod(root: &Path, to: &Release) -> Result<String> {
+    let kubernetes = format!("k8s.io/kubernetes@{}", to.full());
     let info = go(
         &root.join(BINARIES_MODULE),
-        &[
-            "mod",
-            "download",
-            "-json",
-            &format!("k8s.io/kubernetes@{}", to.full()),
-        ],
+        &["mod", "download", "-json", &kubernetes],
     )?;
     let info: serde_json::Value = serde_json::from_str(&info)?;
     let go_mod = info["GoMod"]
         .as_str()
         .context("`go mod download -json` named no go.mod")?;
-    let go_mod = fs::read_to_string(go_mod).with_context(|| format!("reading {go_mod}"))?;
-    required_version(&go_mod, ETCD_MODULE)
-        .with_context(|| format!("k8s.io/kubernetes {} requires no {ETCD_MODULE}", to.full()))
+    fs::read_to_string(go_mod).with_context(|| format!("reading {go_mod}"))
 }
 
 /// The version `go_mod` requires of `module`.
@@ -239,19 +263,23 @@ fn replace_all(text: &str, replacements: &[(String, String)]) -> String {
         })
 }
 
-/// The binaries' module: every staging library replaced by its published tag of `to`
-/// (the list is `to`'s own), then k8s.io/kubernetes and etcd at `to`'s.
-fn move_binaries_module(module: &Path, to: &Release, etcd: &str) -> Result<()> {
+/// The binaries' module: every `staging` library (`to`'s list) replaced by its published
+/// tag of `to`, then k8s.io/kubernetes and etcd at `to`'s.
+fn move_binaries_module(module: &Path, to: &Release, etcd: &str, staging: &[&str]) -> Result<()> {
     let go_mod = fs::read_to_string(module.join("go.mod"))?;
-    for line in go_mod.lines() {
-        if let Some(library) = replaced_module(line) {
-            go(module, &["mod", "edit", &format!("-dropreplace={library}")])?;
-        }
-    }
-    for library in staging_libraries(module, to)? {
-        let replace = format!("-replace={library}={library}@{}", to.libraries());
-        go(module, &["mod", "edit", &replace])?;
-    }
+    let mut edit = vec!["mod".to_owned(), "edit".to_owned()];
+    edit.extend(
+        go_mod
+            .lines()
+            .filter_map(replaced_module)
+            .map(|library| format!("-dropreplace={library}")),
+    );
+    edit.extend(
+        staging
+            .iter()
+            .map(|library| format!("-replace={library}={library}@{}", to.libraries())),
+    );
+    go(module, &edit.iter().map(String::as_str).collect::<Vec<_>>())?;
     let kubernetes = format!("k8s.io/kubernetes@{}", to.full());
     go(
         module,
@@ -268,30 +296,13 @@ fn replaced_module(line: &str) -> Option<&str> {
     Some(module.trim())
 }
 
-/// The libraries `to`'s `go.mod` takes from its staging directory.
-fn staging_libraries(module: &Path, to: &Release) -> Result<Vec<String>> {
-    let info = go(
-        module,
-        &[
-            "mod",
-            "download",
-            "-json",
-            &format!("k8s.io/kubernetes@{}", to.full()),
-        ],
-    )?;
-    let info: serde_json::Value = serde_json::from_str(&info)?;
-    let go_mod = fs::read_to_string(info["GoMod"].as_str().context("no GoMod")?)?;
-    let libraries: Vec<String> = go_mod
+/// The libraries `kubernetes_go_mod` takes from its staging directory.
+fn staging_libraries(kubernetes_go_mod: &str) -> Vec<&str> {
+    kubernetes_go_mod
         .lines()
         .filter(|line| line.contains("=> ./staging/"))
-        .filter_map(|line| line.split_whitespace().next().map(str::to_owned))
-        .collect();
-    ensure!(
-        !libraries.is_empty(),
-        "k8s.io/kubernetes {} replaces no staging library",
-        to.full()
-    );
-    Ok(libraries)
+        .filter_map(|line| line.split_whitespace().next())
+        .collect()
 }
 
 /// A module importing the libraries: each at `to`'s tag.
@@ -409,6 +420,8 @@ mod tests {
             replaced_module("replace k8s.io/api => k8s.io/api v0.37.2"),
             Some("k8s.io/api")
         );
+        let kubernetes = "replace (\n\tk8s.io/api => ./staging/src/k8s.io/api\n)\n";
+        assert_eq!(staging_libraries(kubernetes), ["k8s.io/api"]);
         for module in LIBRARY_MODULES {
             let go_mod = fs::read_to_string(root.join(module).join("go.mod")).unwrap();
             for library in LIBRARIES {

@@ -638,6 +638,10 @@ impl Manager {
             tracing::info!("webhooks disabled by ENABLE_WEBHOOKS=false");
             return Ok(None);
         }
+        let Ok(port) = u16::try_from(self.args.webhook_port) else {
+            tracing::info!("webhook server disabled by --webhook-port=-1");
+            return Ok(None);
+        };
         let registration = self.loopback_registration();
         // Webhooks registered on loopback are called at 127.0.0.1 only: listen nowhere else.
         let host = if registration.is_some() {
@@ -645,7 +649,7 @@ impl Manager {
         } else {
             self.webhook_host
         };
-        let address = BindAddress::from(SocketAddr::new(host, self.args.webhook_port));
+        let address = BindAddress::from(SocketAddr::new(host, port));
         let listener = bind("webhook", &address)
             .await?
             .expect("a host:port is never disabled");

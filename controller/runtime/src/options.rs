@@ -106,9 +106,16 @@ pub struct ManagerArgs {
 
     /// The port the webhook server listens on, on every interface (the webhook Service
     /// sends the apiserver's calls to the pod IP), or on 127.0.0.1 only with
-    /// `--register-webhooks-on-loopback`.
-    #[arg(long, default_value_t = 9443, value_name = "PORT")]
-    pub webhook_port: u16,
+    /// `--register-webhooks-on-loopback`; -1 switches the webhook server off, as in
+    /// controller-runtime v0.25 (a Helm chart installed with `webhook.enabled=false` passes it).
+    #[arg(
+        long,
+        default_value_t = 9443,
+        value_name = "PORT",
+        allow_negative_numbers = true,
+        value_parser = clap::value_parser!(i32).range(WEBHOOK_SERVER_OFF..=65535),
+    )]
+    pub webhook_port: i32,
 
     /// The directory holding the webhook server's certificate; defaults to
     /// `<tmp>/k8s-webhook-server/serving-certs` as in controller-runtime.
@@ -326,6 +333,9 @@ fn parse_go_bool(value: &str) -> Result<bool, String> {
     }
 }
 
+/// The `--webhook-port` that switches the webhook server off.
+const WEBHOOK_SERVER_OFF: i64 = -1;
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -364,6 +374,12 @@ mod tests {
         assert!(!args.leader_elect);
         assert_eq!(args.leader_election_id, None);
         assert_eq!(args.webhook_port, 9443);
+        assert_eq!(parse(&["--webhook-port=-1"]).unwrap().webhook_port, -1);
+        assert_eq!(parse(&["--webhook-port", "-1"]).unwrap().webhook_port, -1);
+        for wrong in ["-2", "65536", "x"] {
+            let error = parse(&["--webhook-port", wrong]).unwrap_err().to_string();
+            assert!(error.contains("--webhook-port"), "{wrong}: {error}");
+        }
         assert_eq!(
             (
                 args.webhook_cert_name.as_str(),

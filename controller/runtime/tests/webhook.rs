@@ -701,6 +701,22 @@ async fn webhooks_can_be_turned_off() {
 }
 
 #[tokio::test]
+async fn webhook_port_minus_one_switches_the_server_off() {
+    let client = shared().client().await.unwrap();
+    let args = ManagerArgs {
+        webhook_port: -1,
+        ..test_args()
+    };
+    let running = Manager::new(client, args)
+        .webhooks(widget_webhooks())
+        .start()
+        .await
+        .unwrap();
+    assert_eq!(running.webhook_addr(), None);
+    running.shutdown().await.unwrap();
+}
+
+#[tokio::test]
 async fn the_benchmark_entry_point_sends_every_request() {
     let client = shared().client().await.unwrap();
     let certs = tempfile::tempdir().unwrap();

@@ -49,7 +49,7 @@ pub fn install(node: &Node) -> Result<()> {
     }
     let dir = cache_dir();
     let chart = chart(&dir)?;
-    let helm = helm()?;
+    let helm = crate::tools::HELM.install()?;
     let output = Command::new(&helm)
         .args(["upgrade", "--install", "cert-manager"])
         .arg(&chart)
@@ -134,19 +134,6 @@ fn build_image(
     image.write_archive(&format!("{repository}:{VERSION}"), archive)?;
     fs::remove_file(&out)?;
     Ok(())
-}
-
-/// Helm, as the cert-manager module's graph pins it (v3.11.1, which cert-manager itself
-/// imports): built from the same module, it shares cert-manager's compiled dependencies —
-/// 80 s on a cache warm from cert-manager, where a Helm of its own (v3.22) took 8 min cold.
-/// It also checks `cargo xtask helm`'s chart (`$HELM` in `cargo xtask test`).
-pub fn helm() -> Result<PathBuf> {
-    let path = cache_dir().join("helm");
-    if !path.is_file() {
-        fs::create_dir_all(cache_dir())?;
-        go_build("helm.sh/helm/v3/cmd/helm", "-s -w", &path)?;
-    }
-    Ok(path)
 }
 
 /// `go build` of `package` in the cert-manager module, statically, into `out`.

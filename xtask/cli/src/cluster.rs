@@ -20,7 +20,9 @@ use crate::image;
 pub enum Command {
     /// Start the local node (or reuse the running one) and make it the kubeconfig's current context.
     Up {
-        /// Also install cert-manager (built from its Go module), which `deploy` of config/default needs.
+        /// Also install cert-manager, which `deploy` of config/default needs: v1.11.5, built
+        /// from its Go module (later releases' commands are Go modules the module proxy does
+        /// not serve; `xtask/cli/certmanager/README.md`).
         #[arg(long)]
         cert_manager: bool,
     },

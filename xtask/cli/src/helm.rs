@@ -999,8 +999,9 @@ fn manager_container(deployment: &mut Value) -> Option<&mut Map<String, Value>> 
 }
 
 /// The manager's replicas, image and resources from the values; its flags, ports and
-/// volumes switched with the features they serve; `ENABLE_WEBHOOKS=false` with the
-/// webhooks off (the manager's switch for its webhook server), if it serves any.
+/// volumes switched with the features they serve; `--webhook-port=-1` with the webhooks
+/// off (which switches its webhook server off, as in kubebuilder v4.16's chart), if it
+/// serves any.
 fn template_manager(deployment: &mut Value, splices: &mut Splices) -> Result<()> {
     let replicas = splices.add(Splice::Action("{{ .Values.manager.replicas }}".into()));
     deployment["spec"]["replicas"] = json!(replicas);
@@ -1039,22 +1040,25 @@ fn template_manager(deployment: &mut Value, splices: &mut Splices) -> Result<()>
     let mounts = named_condition(&MANAGER_VOLUMES);
     guard_items(container, "volumeMounts", mounts, splices);
     if serves_webhooks {
-        webhooks_off_in_env(container, splices)?;
+        webhook_server_off_in_args(container, splices)?;
     }
     Ok(())
 }
 
-/// `ENABLE_WEBHOOKS=false` in the manager's environment when the webhooks are off.
-fn webhooks_off_in_env(container: &mut Map<String, Value>, splices: &mut Splices) -> Result<()> {
-    let webhooks_off = splices.add(Splice::If {
+/// `--webhook-port=-1` among the manager's flags when the webhooks are off.
+fn webhook_server_off_in_args(
+    container: &mut Map<String, Value>,
+    splices: &mut Splices,
+) -> Result<()> {
+    let server_off = splices.add(Splice::If {
         condition: format!("not {WEBHOOK}"),
-        content: json!([{ "name": "ENABLE_WEBHOOKS", "value": "false" }]),
+        content: json!(["--webhook-port=-1"]),
     });
-    let env = container.entry("env").or_insert_with(|| json!([]));
-    env.as_array_mut()
-        .context("the manager's `env` is a list")?
-        .push(json!(webhooks_off));
-    lift_if_all_guarded(container, "env", splices);
+    container
+        .get_mut("args")
+        .and_then(Value::as_array_mut)
+        .context("the manager's `args` is a list")?
+        .push(json!(server_off));
     Ok(())
 }
 
@@ -1279,7 +1283,7 @@ fn default_values(manager: &ManagerDefaults, rendered: &Rendered) -> Vec<Section
         Section {
             comment: "The admission and conversion webhooks: their configurations, Service and\n\
                       # server flags, and the CRDs' conversion. Off, the manager runs with\n\
-                      # ENABLE_WEBHOOKS=false.",
+                      # --webhook-port=-1, which switches its webhook server off.",
             key: "webhook",
             value: json!({ "enabled": true }),
         },

@@ -1,4 +1,4 @@
-//! The tools the tests run: Go tools used as real peers (controller-gen and kustomize),
+//! The tools the tests run: Go tools used as real peers (controller-gen, kustomize, helm),
 //! installed with `go install` from the Go module proxy; `promlint`, a Go program of this
 //! crate that runs Prometheus' metrics linter; and cargo-deny, installed with `cargo install`
 //! from crates.io. Each goes into a versioned directory of the cache, outside `target/`, so
@@ -41,6 +41,17 @@ pub const KUSTOMIZE: Tool = Tool {
     env: "KUSTOMIZE",
     package: "sigs.k8s.io/kustomize/kustomize/v5",
     version: "v5.8.1",
+};
+
+/// helm, the peer `cargo xtask helm`'s chart is checked with (`helm template`, `lint`,
+/// `install`), which also installs cert-manager's chart on the local node. v4.3.2 is on the
+/// Kubernetes libraries of the control plane (v0.37.2), so that its build shares the
+/// compiled k8s.io packages with the control plane's.
+pub const HELM: Tool = Tool {
+    binary: "helm",
+    env: "HELM",
+    package: "helm.sh/helm/v4/cmd/helm",
+    version: "v4.3.2",
 };
 
 /// A Go program kept in this crate: a module directory beside its `Cargo.toml`, whose

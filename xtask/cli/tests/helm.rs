@@ -29,7 +29,7 @@ use common::{copy_tree, create_command, objects, parse, repo_root, snapshot};
 /// helm itself, which `cargo xtask test` installs.
 fn helm_binary() -> PathBuf {
     std::env::var_os("HELM")
-        .expect("HELM must name helm v3 (`cargo xtask test` installs it and sets it)")
+        .expect("HELM must name helm v4 (`cargo xtask test` installs it and sets it)")
         .into()
 }
 
@@ -327,15 +327,15 @@ fn webhooks_off_remove_their_objects_flags_and_the_crds_conversion() {
     let manager = &find(&objects, "Deployment", "project-controller-manager").unwrap()["spec"]["template"]
         ["spec"];
     let container = &manager["containers"][0];
-    let args = container["args"].as_array().unwrap();
-    assert!(
-        args.iter()
-            .all(|arg| !arg.as_str().unwrap().starts_with("--webhook-"))
-    );
-    assert_eq!(
-        container["env"],
-        json!([{ "name": "ENABLE_WEBHOOKS", "value": "false" }])
-    );
+    let webhook_args: Vec<&str> = container["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|arg| arg.as_str().unwrap())
+        .filter(|arg| arg.starts_with("--webhook-"))
+        .collect();
+    assert_eq!(webhook_args, ["--webhook-port=-1"]);
+    assert_eq!(container["env"], Value::Null);
     assert_eq!(container["ports"], Value::Null);
     assert_eq!(
         manager["volumes"].as_array().unwrap().len(),

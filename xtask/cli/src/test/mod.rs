@@ -149,9 +149,7 @@ pub(crate) fn install_tools() -> Result<Tools> {
         (tools::CONTROLLER_GEN.env, tools::CONTROLLER_GEN.install()?),
         (tools::KUSTOMIZE.env, tools::KUSTOMIZE.install()?),
         (tools::PROMLINT.env, tools::PROMLINT.install()?),
-        // The chart tests' helm is the one cert-manager's chart is installed with: one
-        // helm, built in cert-manager's module (its dependencies are cert-manager's).
-        ("HELM", crate::certmanager::helm()?),
+        (tools::HELM.env, tools::HELM.install()?),
     ];
     Ok(Tools {
         assets,

@@ -40,8 +40,11 @@ impl Tool {
             return Ok(path);
         }
         eprintln!("xtask: go install {}@{}", self.package, self.version);
+        // With the control plane's flags (`-trimpath`, no cgo), so that packages both
+        // link (the k8s.io libraries) are compiled once.
         let output = Command::new("go")
-            .args(["install", &format!("{}@{}", self.package, self.version)])
+            .args(["install", "-trimpath"])
+            .arg(format!("{}@{}", self.package, self.version))
             .env("GOBIN", &bin_dir)
             .env("CGO_ENABLED", "0")
             .output()
