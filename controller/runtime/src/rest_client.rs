@@ -1,6 +1,7 @@
 //! The manager's client to the apiserver: the client it is given, with client-go's REST
-//! client metrics (`rest_client_requests_total`, `rest_client_request_duration_seconds`)
-//! and, with `--kube-api-qps`, client-side rate limiting as client-go's token bucket.
+//! client metrics (`rest_client_requests_total`, and those a program enables:
+//! [`RestClientMetric`](crate::metrics::RestClientMetric)) and, with `--kube-api-qps`,
+//! client-side rate limiting as client-go's token bucket.
 //! Every controller, cache and runnable of the manager talks through it.
 //!
 //! For fault tests, and only in a build with the `faults` feature,
@@ -16,10 +17,11 @@ use std::time::{Duration, Instant};
 
 use futures::future::BoxFuture;
 use http::{Request, Response};
+use hyper::body::Body as _;
 use kube::Client;
 use kube::client::Body;
 
-use crate::metrics::Metrics;
+use crate::metrics::{ApiserverRequest, Metrics};
 
 /// `client` measured into `metrics`, its requests labelled with the apiserver's `host`,
 /// and limited to `qps` requests per second with bursts of `burst` when `qps` > 0.
@@ -92,10 +94,12 @@ impl Instrumented {
         client: &Client,
         request: Request<Body>,
     ) -> Result<Response<Body>, kube::Error> {
-        if let Some(limiter) = &self.limiter {
-            limiter.acquire().await;
-        }
         let method = request.method().to_string();
+        if let Some(limiter) = &self.limiter {
+            let waited = limiter.acquire().await;
+            self.metrics.rate_limited(&method, &self.host, waited);
+        }
+        let request_size = request.body().size_hint().exact();
         #[cfg(feature = "faults")]
         let crash = self
             .crash_after
@@ -103,13 +107,23 @@ impl Instrumented {
             .is_some_and(|crash| crash.matches(&method, request.uri().path()));
         let started = Instant::now();
         let result = client.send(request).await;
-        let code = match &result {
-            Ok(response) => response.status().as_u16().to_string(),
+        let took = started.elapsed();
+        let (code, response_size) = match &result {
+            Ok(response) => (
+                response.status().as_u16().to_string(),
+                response.body().size_hint().exact(),
+            ),
             // client-go's label for a request that got no response.
-            Err(_) => "<error>".to_owned(),
+            Err(_) => ("<error>".to_owned(), None),
         };
-        self.metrics
-            .apiserver_request(&method, &self.host, &code, started.elapsed());
+        self.metrics.apiserver_request(&ApiserverRequest {
+            method: &method,
+            host: &self.host,
+            code: &code,
+            took,
+            request_size,
+            response_size,
+        });
         #[cfg(feature = "faults")]
         if crash
             && result
@@ -192,11 +206,13 @@ impl TokenBucket {
         }
     }
 
-    async fn acquire(&self) {
+    /// Waits for a token; how long it waited.
+    async fn acquire(&self) -> Duration {
         let wait = self.reserve(Instant::now());
         if !wait.is_zero() {
             tokio::time::sleep(wait).await;
         }
+        wait
     }
 }
 

@@ -24,6 +24,7 @@ use kubebuilder_envtest::http_client::HttpClient;
 use kubebuilder_envtest::shared;
 use kubebuilder_runtime::certs::write_loopback_serving_certificate;
 use kubebuilder_runtime::conditions;
+use kubebuilder_runtime::metrics::RestClientMetric;
 use kubebuilder_runtime::predicate::GenerationChanged;
 use kubebuilder_runtime::{
     BindAddress, Context, ControllerContext, Manager, ManagerArgs, ManagerError,
@@ -996,7 +997,7 @@ async fn custom_health_and_readiness_checks_are_served() {
 
 /// The metric families controller-runtime (and client-go, and Go's process collector)
 /// expose, as a scrape names them.
-const FAMILIES: [&str; 22] = [
+const FAMILIES: [&str; 21] = [
     "controller_runtime_reconcile_total",
     "controller_runtime_reconcile_errors_total",
     "controller_runtime_reconcile_panics_total",
@@ -1012,7 +1013,6 @@ const FAMILIES: [&str; 22] = [
     "workqueue_unfinished_work_seconds",
     "workqueue_longest_running_processor_seconds",
     "rest_client_requests_total",
-    "rest_client_request_duration_seconds",
     "process_cpu_seconds_total",
     "process_resident_memory_bytes",
     "process_open_fds",
@@ -1098,7 +1098,6 @@ async fn every_metric_family_moves_with_reconciles_and_prometheus_lints_the_scra
         "workqueue_queue_duration_seconds_count{name=\"configmaps\"}",
         "workqueue_work_duration_seconds_count{name=\"configmaps\"}",
         "rest_client_requests_total{",
-        "rest_client_request_duration_seconds_count{",
         "process_cpu_seconds_total",
     ] {
         assert!(
@@ -1119,6 +1118,80 @@ async fn every_metric_family_moves_with_reconciles_and_prometheus_lints_the_scra
         after.contains("controller_runtime_max_concurrent_reconciles{controller=\"configmaps\"} 1")
     );
     running.shutdown().await.unwrap();
+}
+
+/// The REST client metrics beyond the request count are off until enabled, then carry
+/// controller-runtime v0.25's names and labels (`verb`, and the apiserver's host:port).
+#[tokio::test]
+async fn rest_client_metrics_are_off_until_enabled_and_named_as_controller_runtimes() {
+    let plane = shared();
+    let namespace = plane.create_namespace("rt-rest").await.unwrap();
+    let host = plane.url().trim_start_matches("https://").to_owned();
+    let scrape_after_requests = |enabled: &'static [RestClientMetric]| {
+        let namespace = namespace.clone();
+        async move {
+            let args = ManagerArgs {
+                metrics_bind_address: BindAddress::HostPort("127.0.0.1:0".into()),
+                metrics_secure: false,
+                kube_api_qps: 1000.0,
+                kube_api_burst: 10,
+                ..test_args()
+            };
+            let manager = Manager::from_config(plane.config().await.unwrap(), args).unwrap();
+            manager.metrics().enable_rest_client(enabled);
+            let config_maps = Api::<ConfigMap>::namespaced(manager.client().clone(), &namespace);
+            let running = manager.start().await.unwrap();
+            let name = format!("rest-{}", enabled.len());
+            let config_map = ConfigMap {
+                metadata: kube::api::ObjectMeta {
+                    name: Some(name.clone()),
+                    ..Default::default()
+                },
+                data: Some(BTreeMap::from([("k".to_owned(), "v".to_owned())])),
+                ..Default::default()
+            };
+            config_maps
+                .create(&PostParams::default(), &config_map)
+                .await
+                .unwrap();
+            config_maps.get(&name).await.unwrap();
+            let scraper = HttpClient::plain(running.metrics_addr().unwrap());
+            let scrape = scraper.get("/metrics", None).await.unwrap().text();
+            running.shutdown().await.unwrap();
+            scrape
+        }
+    };
+
+    let default = scrape_after_requests(&[]).await;
+    promlint_check(&default);
+    assert!(default.contains(&format!(
+        "rest_client_requests_total{{code=\"201\",method=\"POST\",host=\"{host}\"}}"
+    )));
+    assert!(!default.contains("rest_client_request_"), "{default}");
+    assert!(!default.contains("rest_client_response_"), "{default}");
+    assert!(!default.contains("rest_client_rate_limiter_"), "{default}");
+
+    let all = scrape_after_requests(&[
+        RestClientMetric::RequestLatency,
+        RestClientMetric::RequestSize,
+        RestClientMetric::ResponseSize,
+        RestClientMetric::RateLimiterLatency,
+    ])
+    .await;
+    promlint_check(&all);
+    for series in [
+        "rest_client_request_duration_seconds_count{verb=\"GET\"",
+        "rest_client_request_duration_seconds_count{verb=\"POST\"",
+        "rest_client_request_size_bytes_count{verb=\"POST\"",
+        "rest_client_response_size_bytes_count{verb=\"GET\"",
+        "rest_client_rate_limiter_duration_seconds_count{verb=\"POST\"",
+    ] {
+        let line = all
+            .lines()
+            .find(|line| line.starts_with(series))
+            .unwrap_or_else(|| panic!("{series} missing from:\n{all}"));
+        assert!(line.contains(&format!("host=\"{host}\"")), "{line}");
+    }
 }
 
 /// This process's CPU time in clock ticks, as `/proc/self/stat` counts it (utime + stime),

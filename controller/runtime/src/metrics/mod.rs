@@ -23,8 +23,11 @@ use prometheus_client::registry::{Metric, Registry};
 use crate::http::{Body, respond, text};
 
 mod process;
+mod rest_client;
 mod workqueue;
 
+pub(crate) use rest_client::ApiserverRequest;
+pub use rest_client::RestClientMetric;
 pub(crate) use workqueue::Workqueue;
 
 /// controller-runtime's buckets for `controller_runtime_reconcile_time_seconds`.
@@ -37,11 +40,6 @@ const RECONCILE_TIME_BUCKETS: [f64; 40] = [
 /// Prometheus' default buckets, which controller-runtime's webhook latency uses.
 const DEFAULT_BUCKETS: [f64; 11] = [
     0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0,
-];
-
-/// client-go's buckets for `rest_client_request_duration_seconds`.
-const REST_CLIENT_BUCKETS: [f64; 12] = [
-    0.005, 0.025, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 60.0,
 ];
 
 const OPENMETRICS: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -76,19 +74,6 @@ struct WebhookCodeLabels {
     code: String,
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct RequestLabels {
-    code: String,
-    method: String,
-    host: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct VerbLabels {
-    verb: String,
-    host: String,
-}
-
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 
 /// The metrics registry a manager serves, with controller-runtime's and client-go's
@@ -107,8 +92,7 @@ pub struct Metrics {
     webhook_latency: HistogramFamily<WebhookLabels>,
     webhook_in_flight: Family<WebhookLabels, Gauge>,
     webhook_panics: Counter,
-    rest_requests: Family<RequestLabels, Counter>,
-    rest_latency: HistogramFamily<VerbLabels>,
+    rest: rest_client::RestClientMetrics,
     workqueues: workqueue::Families,
 }
 
@@ -132,10 +116,6 @@ fn default_histogram() -> Histogram {
     Histogram::new(DEFAULT_BUCKETS)
 }
 
-fn rest_client_histogram() -> Histogram {
-    Histogram::new(REST_CLIENT_BUCKETS)
-}
-
 impl Metrics {
     /// A registry holding controller-runtime's controller, workqueue, webhook and
     /// leader-election metrics, client-go's REST client metrics, and the process and
@@ -155,8 +135,7 @@ impl Metrics {
             webhook_latency: Family::new_with_constructor(default_histogram),
             webhook_in_flight: Family::default(),
             webhook_panics: Counter::default(),
-            rest_requests: Family::default(),
-            rest_latency: Family::new_with_constructor(rest_client_histogram),
+            rest: rest_client::RestClientMetrics::default(),
             workqueues: workqueue::Families::register(&mut registry),
             registry: Arc::default(),
         };
@@ -218,12 +197,7 @@ impl Metrics {
         registry.register(
             "rest_client_requests",
             "Number of HTTP requests, partitioned by status code, method, and host.",
-            metrics.rest_requests.clone(),
-        );
-        registry.register(
-            "rest_client_request_duration_seconds",
-            "Request latency in seconds. Broken down by verb, and host.",
-            metrics.rest_latency.clone(),
+            metrics.rest.requests.clone(),
         );
         registry.register_collector(Box::new(process::Collector));
         registry.register_collector(Box::new(metrics.workqueues.collector()));
@@ -285,23 +259,6 @@ impl Metrics {
     /// Counts a webhook handler's panic.
     pub(crate) fn webhook_panicked(&self) {
         self.webhook_panics.inc();
-    }
-
-    /// Records one request to the apiserver (client-go's REST client metrics).
-    pub(crate) fn apiserver_request(&self, method: &str, host: &str, code: &str, took: Duration) {
-        self.rest_requests
-            .get_or_create(&RequestLabels {
-                code: code.to_owned(),
-                method: method.to_owned(),
-                host: host.to_owned(),
-            })
-            .inc();
-        self.rest_latency
-            .get_or_create(&VerbLabels {
-                verb: method.to_owned(),
-                host: host.to_owned(),
-            })
-            .observe(took.as_secs_f64());
     }
 
     /// The registry in the OpenMetrics text format.
