@@ -8,6 +8,7 @@
 
 #![warn(missing_docs)]
 
+pub mod apply;
 pub mod conversion;
 pub mod crd;
 pub mod declarations;

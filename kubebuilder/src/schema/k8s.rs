@@ -24,10 +24,13 @@ use super::Schema;
 /// The key of a table entry that points to another entry.
 const REF: &str = "$ref";
 
-/// Implements [`Schema`] for k8s-openapi types from their table entries.
+/// Implements [`Schema`] for k8s-openapi types from their table entries; each is applied
+/// as itself ([`crate::apply::Configure`]).
 macro_rules! schemas_from_table {
     ($($ty:path),* $(,)?) => {
         $(
+            crate::apply::applied_as_themselves!($ty);
+
             impl Schema for $ty {
                 fn schema() -> JSONSchemaProps {
                     lookup(&definition_name(stringify!($ty)))

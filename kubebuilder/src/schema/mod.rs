@@ -204,6 +204,8 @@ fn typed(type_: &str, format: Option<&str>) -> JSONSchemaProps {
 macro_rules! primitive {
     ($($ty:ty => $type_:literal $(, $format:literal)?;)*) => {
         $(
+            crate::apply::applied_as_themselves!($ty);
+
             impl Schema for $ty {
                 fn schema() -> JSONSchemaProps {
                     typed($type_, None$(.or(Some($format)))?)
@@ -243,6 +245,8 @@ primitive! {
     f32 => "number";
     f64 => "number";
 }
+
+crate::apply::applied_as_themselves!(u8);
 
 impl Schema for u8 {
     fn schema() -> JSONSchemaProps {

@@ -71,6 +71,8 @@ pub struct Markers {
     pub schemaless: bool,
     /// Where `custom_serde` was written.
     pub custom_serde: Option<Span>,
+    /// `apply_configuration`: the type gets an apply configuration.
+    pub apply_configuration: bool,
     /// Where `required` (any spelling) was written, for errors about it.
     pub required_span: Option<Span>,
     /// The deprecated arguments written: where, and the warning.
@@ -173,6 +175,7 @@ impl Markers {
             Directive::Schemaless => self.schemaless = true,
             Directive::AllowDangerousTypes => self.allow_dangerous_types = true,
             Directive::CustomSerde => self.custom_serde = Some(arg.span()),
+            Directive::ApplyConfiguration => self.apply_configuration = true,
         }
         if matches!(
             directive,

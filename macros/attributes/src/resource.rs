@@ -302,6 +302,7 @@ pub fn expand_registered(attr: TokenStream, item: TokenStream, registered: bool)
         spec_doc: &spec.doc,
         with_checks: errors.is_empty(),
         registered,
+        apply_configuration: spec.markers.apply_configuration,
     };
     let generated = root.generate();
     let spec_tokens = spec.generate(&errors);

@@ -5,6 +5,7 @@
 //! (here), validate and generate (`schema/generate.rs`); on error the item and a stub impl are
 //! still emitted, so one mistake gives one message.
 
+mod apply;
 mod code;
 pub mod evaluate;
 mod generate;
@@ -96,6 +97,8 @@ pub enum VariantFields {
 
 /// A field of a struct or of a variant.
 pub struct Field {
+    /// The Rust name; `None` in a newtype or tuple variant.
+    pub ident: Option<Ident>,
     /// The Rust type, as written.
     pub ty: syn::Type,
     /// The name serde writes.
@@ -424,6 +427,7 @@ fn parse_field(field: &mut syn::Field, errors: &mut Errors) -> Option<Field> {
         })
         .unwrap_or_default();
     Some(Field {
+        ident: field.ident.clone(),
         is_option: types::option_inner(&field.ty).is_some(),
         has_bytes: types::mentions_bytes(&field.ty),
         ty: field.ty.clone(),

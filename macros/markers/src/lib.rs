@@ -238,6 +238,16 @@ macro_rules! markers {
                 repeatable: false,
                 controller_gen: [],
             }
+            /// `+kubebuilder:ac:generate` (the applyconfiguration generator's, not a CRD
+            /// marker): the type gets an apply configuration, `<Type>ApplyConfiguration`,
+            /// every field optional, for server-side apply.
+            directive ApplyConfiguration {
+                name: "apply_configuration" in Top,
+                value: Flag,
+                stands: [type],
+                repeatable: false,
+                controller_gen: [],
+            }
             /// `+kubebuilder:pruning:PreserveUnknownFields`.
             alias PreserveUnknownFields {
                 name: "preserve_unknown_fields" in Pruning,

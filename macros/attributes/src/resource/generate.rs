@@ -23,6 +23,8 @@ pub struct Root<'a> {
     pub with_checks: bool,
     /// Registered for `cargo xtask manifests` (not in a `#[kubebuilder::skip]` module).
     pub registered: bool,
+    /// `apply_configuration` on the spec: the kind gets one too.
+    pub apply_configuration: bool,
 }
 
 impl Root<'_> {
@@ -46,7 +48,106 @@ impl Root<'_> {
         } else {
             TokenStream::new()
         };
-        quote!(#object #serialize #resource #traits #custom_resource #registration #checks)
+        let apply_configuration = self.apply_configuration(&names);
+        quote!(#object #serialize #resource #traits #custom_resource #registration #apply_configuration #checks)
+    }
+
+    /// `<Kind>ApplyConfiguration`: `apiVersion`, `kind` and metadata, and the spec and status
+    /// a field manager sets (controller-gen's `+kubebuilder:ac:generate` of a kind). Without
+    /// a spec, the struct's own apply configuration (from `#[kubebuilder::schema]`) serves,
+    /// the applier filling in `apiVersion` and `kind`.
+    fn apply_configuration(&self, names: &KindNames) -> TokenStream {
+        if !self.apply_configuration || self.resource.spec == SpecKind::None {
+            return TokenStream::new();
+        }
+        let Root {
+            vis, kind, spec, ..
+        } = *self;
+        let twin = format_ident!("{kind}ApplyConfiguration");
+        let meta = object_meta();
+        let of = quote!(::kubebuilder::apply::Of);
+        let kube = quote!(::kubebuilder::__private::kube_core);
+        let (status_field, status_builder) = match &self.resource.status {
+            Some(status) => (
+                quote! {
+                    /// The status this manager sets (through the status subresource).
+                    #[serde(skip_serializing_if = "::core::option::Option::is_none")]
+                    pub status: ::core::option::Option<#of<#status>>,
+                },
+                quote! {
+                    /// Sets the status.
+                    #[must_use]
+                    pub fn with_status(mut self, status: impl ::core::convert::Into<#of<#status>>) -> Self {
+                        self.status = ::core::option::Option::Some(status.into());
+                        self
+                    }
+                },
+            ),
+            None => (TokenStream::new(), TokenStream::new()),
+        };
+        let doc = format!(
+            "The apply configuration of a {}: the fields a field manager sets.",
+            names.kind
+        );
+        quote! {
+            #[doc = #doc]
+            #[derive(
+                ::core::clone::Clone,
+                ::core::fmt::Debug,
+                ::core::default::Default,
+                ::core::cmp::PartialEq,
+                ::kubebuilder::__private::serde::Serialize
+            )]
+            #[serde(crate = "::kubebuilder::__private::serde", rename_all = "camelCase")]
+            #vis struct #twin {
+                /// The kind's group and version.
+                pub api_version: ::std::string::String,
+                /// The kind.
+                pub kind: ::std::string::String,
+                /// The object's name, namespace, and the labels and annotations this manager sets.
+                pub metadata: #meta,
+                /// The spec fields this manager sets.
+                #[serde(skip_serializing_if = "::core::option::Option::is_none")]
+                pub spec: ::core::option::Option<#of<#spec>>,
+                #status_field
+            }
+
+            impl #twin {
+                /// The object `name`, with nothing set (in the namespace the API is for, or
+                /// [`with_namespace`](Self::with_namespace)'s).
+                pub fn new(name: impl ::core::convert::Into<::std::string::String>) -> Self {
+                    Self {
+                        api_version: <#kind as #kube::Resource>::api_version(&()).into_owned(),
+                        kind: <#kind as #kube::Resource>::kind(&()).into_owned(),
+                        metadata: #meta {
+                            name: ::core::option::Option::Some(name.into()),
+                            ..::core::default::Default::default()
+                        },
+                        ..::core::default::Default::default()
+                    }
+                }
+
+                /// Sets the namespace.
+                #[must_use]
+                pub fn with_namespace(mut self, namespace: impl ::core::convert::Into<::std::string::String>) -> Self {
+                    self.metadata.namespace = ::core::option::Option::Some(namespace.into());
+                    self
+                }
+
+                /// Sets the spec.
+                #[must_use]
+                pub fn with_spec(mut self, spec: impl ::core::convert::Into<#of<#spec>>) -> Self {
+                    self.spec = ::core::option::Option::Some(spec.into());
+                    self
+                }
+
+                #status_builder
+            }
+
+            impl ::kubebuilder::apply::ApplyConfiguration for #twin {
+                type Kind = #kind;
+            }
+        }
     }
 
     fn names(&self) -> KindNames {

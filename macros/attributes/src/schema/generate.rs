@@ -53,6 +53,7 @@ impl ApiType {
         let ident = &self.ident;
         let derives = self.derives(serde);
         let json_schema = self.json_schema_impl();
+        let apply_stub = self.apply_configuration_stub();
         let schema_trait = quote!(::kubebuilder::schema::Schema);
         let props = quote!(::kubebuilder::__private::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps);
         if !errors.is_empty() {
@@ -72,9 +73,11 @@ impl ApiType {
                     }
                 }
                 #json_schema
+                #apply_stub
             };
         }
         let container = self.container_attribute();
+        let apply = self.apply_configuration();
         let Ok(Evaluated {
             schema: schema_body,
             node,
@@ -93,6 +96,7 @@ impl ApiType {
                 const SHAPE: ::kubebuilder::schema::Shape<'static> = #shape;
             }
             #json_schema
+            #apply
             #(#checks)*
         }
     }
