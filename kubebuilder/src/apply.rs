@@ -5,10 +5,10 @@
 //! `<Type>ApplyConfiguration` the same way. A field manager sends only the fields it sets, so
 //! it owns only those (kubebuilder-runtime's `Applier::apply` takes one).
 //!
-//! [`Configure`] says which type a value of each type is applied as: the twin for a type with
-//! `apply_configuration`; the value itself for primitives, unit enums, enums with data and the
-//! Kubernetes types (k8s-openapi's optional fields already skip when unset); lists, maps and
-//! options of what their items are applied as.
+//! [`Configure`] says which type a value of each type is applied as: the twin for a struct
+//! with `apply_configuration`; the value itself, whole, for any other API type, for
+//! primitives and for the Kubernetes types (k8s-openapi's optional fields already skip when
+//! unset); lists, maps and options of what their items are applied as.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -18,7 +18,7 @@ use kube_core::Resource;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` has no apply configuration",
     label = "an apply configuration's field of this type",
-    note = "give the type `apply_configuration` in its `#[kubebuilder::schema(...)]`"
+    note = "an apply configuration's fields are of API types (`#[kubebuilder::schema]`), Kubernetes types, primitives, and lists, maps and options of them"
 )]
 pub trait Configure {
     /// The apply configuration of `Self`.

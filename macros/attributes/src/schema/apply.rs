@@ -1,26 +1,31 @@
 //! `apply_configuration` (`+kubebuilder:ac:generate`): the type's apply configuration, what
-//! a server-side apply of it sends. A struct gets `<Type>ApplyConfiguration`, each field an
-//! `Option` of what the field's type is applied as, serialized under the field's JSON name
-//! and left out unset, with a `with_<field>` builder; every other type is applied as itself.
+//! a server-side apply of it sends. A struct with it gets `<Type>ApplyConfiguration`, each
+//! field an `Option` of what the field's type is applied as, serialized under the field's
+//! JSON name and left out unset, with a `with_<field>` builder. Any other API type is applied
+//! whole, as itself (as the Kubernetes types are): a field of it in an apply configuration
+//! sends all of it.
 
 use proc_macro2::TokenStream;
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, quote_spanned};
+use syn::spanned::Spanned;
 use syn::{Ident, Item, Visibility};
 
 use super::{ApiType, Field, Kind};
+use crate::types;
 
 const SERDE_CRATE: &str = "::kubebuilder::__private::serde";
 
 impl ApiType {
-    /// The type's `Configure` impl and, for a struct, its apply configuration; nothing
-    /// without `apply_configuration`.
+    /// The type's `Configure` impl and, for a struct with `apply_configuration`, its apply
+    /// configuration.
     pub(super) fn apply_configuration(&self) -> TokenStream {
-        if !self.markers.apply_configuration {
+        let ident = &self.ident;
+        // A root object (`spec = "none"`) is no field's type.
+        if self.root && !self.markers.apply_configuration {
             return TokenStream::new();
         }
-        let ident = &self.ident;
         let configuration = match &self.shape {
-            Kind::Struct(fields) => {
+            Kind::Struct(fields) if self.markers.apply_configuration => {
                 let twin = configuration_ident(ident);
                 let definition = struct_configuration(&twin, self.visibility(), fields);
                 return quote! {
@@ -30,7 +35,7 @@ impl ApiType {
                     }
                 };
             }
-            Kind::Newtype(_) | Kind::Enum(_) | Kind::Union(_) | Kind::Custom => quote!(#ident),
+            _ => quote!(#ident),
         };
         quote! {
             impl ::kubebuilder::apply::Configure for #ident {
@@ -39,10 +44,11 @@ impl ApiType {
         }
     }
 
-    /// The stub beside errors: applied as itself, so that uses resolve.
-    pub(super) fn apply_configuration_stub(&self) -> TokenStream {
+    /// The stub beside errors: applied as itself, so that uses resolve; none when the stub
+    /// has no serde (the bound would be one more error).
+    pub(super) fn apply_configuration_stub(&self, serde: bool) -> TokenStream {
         let ident = &self.ident;
-        if !self.markers.apply_configuration {
+        if !serde || self.root {
             return TokenStream::new();
         }
         quote! {
@@ -61,6 +67,19 @@ impl ApiType {
     }
 }
 
+/// What a field's value is applied as. A `schemaless` field's type need not be an API type:
+/// it is applied whole. Spanned on the field's type, where a type without a configuration
+/// is reported.
+fn configured_type(field: &Field) -> TokenStream {
+    let ty = &field.ty;
+    if field.markers.schemaless {
+        let inner = types::option_inner(ty).unwrap_or(ty);
+        quote_spanned!(ty.span()=> #inner)
+    } else {
+        quote_spanned!(ty.span()=> ::kubebuilder::apply::Of<#ty>)
+    }
+}
+
 /// `CronJobSpec`'s `CronJobSpecApplyConfiguration`.
 pub fn configuration_ident(ident: &Ident) -> Ident {
     format_ident!("{ident}ApplyConfiguration")
@@ -73,7 +92,7 @@ pub fn struct_configuration(twin: &Ident, vis: &Visibility, fields: &[Field]) ->
         .filter_map(|field| field.ident.as_ref().map(|ident| (field, ident)))
         .collect();
     let members = named.iter().map(|(field, ident)| {
-        let ty = &field.ty;
+        let configured = configured_type(field);
         let serde = if field.inline {
             quote!(#[serde(flatten)])
         } else {
@@ -88,18 +107,18 @@ pub fn struct_configuration(twin: &Ident, vis: &Visibility, fields: &[Field]) ->
         quote! {
             #[doc = #doc]
             #serde
-            pub #ident: ::core::option::Option<::kubebuilder::apply::Of<#ty>>,
+            pub #ident: ::core::option::Option<#configured>,
         }
     });
     let builders = named.iter().map(|(field, ident)| {
-        let ty = &field.ty;
+        let configured = configured_type(field);
         let name = ident.to_string();
         let with = format_ident!("with_{}", name.trim_start_matches("r#"));
         let doc = format!("Sets `{}`.", field.json_name);
         quote! {
             #[doc = #doc]
             #[must_use]
-            pub fn #with(mut self, value: impl ::core::convert::Into<::kubebuilder::apply::Of<#ty>>) -> Self {
+            pub fn #with(mut self, value: impl ::core::convert::Into<#configured>) -> Self {
                 self.#ident = ::core::option::Option::Some(value.into());
                 self
             }

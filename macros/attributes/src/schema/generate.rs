@@ -53,7 +53,7 @@ impl ApiType {
         let ident = &self.ident;
         let derives = self.derives(serde);
         let json_schema = self.json_schema_impl();
-        let apply_stub = self.apply_configuration_stub();
+        let apply_stub = self.apply_configuration_stub(serde);
         let schema_trait = quote!(::kubebuilder::schema::Schema);
         let props = quote!(::kubebuilder::__private::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps);
         if !errors.is_empty() {
