@@ -1,11 +1,11 @@
 //! Server-side apply as a reconciler's first way to write: controller-runtime's
 //! `client.Apply` patches with a field manager, forced as its docs advise controllers.
 //!
-//! A reconciler sends only the fields it owns — a typed object whose unset `Option`
-//! fields are not serialized (k8s-openapi's types, or a kind's own struct with
-//! `skip_serializing_if`), or a `serde_json::Value` — and the apiserver merges them with
-//! what other managers own, and removes what this manager applied before and no longer
-//! sends.
+//! A reconciler sends only the fields it owns — a kind's apply configuration
+//! (`<Kind>ApplyConfiguration`, which `apply_configuration` generates: every field
+//! optional), a typed object whose unset `Option` fields are not serialized (k8s-openapi's
+//! types), or a `serde_json::Value` — and the apiserver merges them with what other
+//! managers own, and removes what this manager applied before and no longer sends.
 //!
 //! ```no_run
 //! # use k8s_openapi::api::core::v1::ConfigMap;

@@ -95,6 +95,11 @@ fn bad_input_is_refused_naming_the_problem_and_leaves_the_tree_byte_for_byte_unc
             "nothing to scaffold: --resource=false and --controller=false",
         ),
         (
+            "create api --group batch --version v1 --kind CronJob --resource=false --ssa",
+            "--ssa gives the kind's types apply configurations, and --resource=false scaffolds \
+             no types",
+        ),
+        (
             "create webhook --group batch --version v1 --kind CronJob --defaulting",
             "the defaulting webhook of batch.tutorial.kubebuilder.io/v1 CronJob already exists",
         ),
@@ -441,6 +446,37 @@ fn create_in_a_new_project_writes_its_manifests_without_building_it() {
             .read("config/crd/kustomization.yaml")
             .contains("- bases/ship.example.com_frigates.yaml")
     );
+}
+
+#[test]
+fn create_api_ssa_gives_the_types_apply_configurations_and_a_forced_rerun_keeps_them() {
+    let project = NewProject::init();
+    let root = &project.root;
+    let opted_in = |types: &str| {
+        types.contains("    subresource(status),\n)]\n#[kubebuilder::schema(apply_configuration)]\npub struct FrigateSpec {")
+            && types.contains("#[kubebuilder::schema(apply_configuration)]\n#[derive(Default)]\npub struct FrigateStatus {")
+    };
+    scaffold(
+        root,
+        "create api --group ship --version v1 --kind Frigate --ssa",
+    );
+    assert!(opted_in(&project.read("api/src/v1/frigate_types.rs")));
+    assert!(
+        project
+            .read("PROJECT")
+            .contains("- api:\n    crdVersion: v1\n    namespaced: true\n    ssa: true\n")
+    );
+    // Without --ssa, `--force` keeps PROJECT's opt-in (kubebuilder's #5936 kept the flag's).
+    scaffold(
+        root,
+        "create api --group ship --version v1 --kind Frigate --force",
+    );
+    assert!(opted_in(&project.read("api/src/v1/frigate_types.rs")));
+    assert!(project.read("PROJECT").contains("ssa: true"));
+    // A kind without it has neither.
+    scaffold(root, "create api --group ship --version v1 --kind Armada");
+    let types = project.read("api/src/v1/armada_types.rs");
+    assert!(!types.contains("apply_configuration"));
 }
 
 #[test]

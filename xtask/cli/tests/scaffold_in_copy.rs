@@ -210,7 +210,8 @@ fn a_scaffolded_kind_is_reconciled_and_its_webhooks_are_called_by_the_apiserver(
     );
     assert!(snapshot(copy) == before);
 
-    create(copy, "api", &[]);
+    // With apply configurations (`--ssa`): the kind's generated twins build in a project.
+    create(copy, "api", &["--ssa"]);
     let after_api = snapshot(copy);
     let written = changed(&before, &after_api);
     let expected: Vec<PathBuf> = [

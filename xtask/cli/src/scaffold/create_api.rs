@@ -60,6 +60,11 @@ pub struct Args {
     /// (`--group gadgets --external-api-domain example.org`: `gadgets.example.org`).
     #[arg(long, value_name = "DOMAIN", requires = "external_api_path")]
     pub external_api_domain: Option<String>,
+    /// (Alpha, as in kubebuilder v4.16) apply configurations of the kind's spec and status
+    /// for server-side apply (`apply_configuration`: `<Kind>ApplyConfiguration`, every field
+    /// optional), recorded in PROJECT (`ssa: true`) and kept by a `--force` re-run.
+    #[arg(long)]
+    pub ssa: bool,
     /// Scaffold again over existing files.
     #[arg(long)]
     pub force: bool,
@@ -120,6 +125,13 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
     if !args.resource && !wants_controller {
         bail!("nothing to scaffold: --resource=false and --controller=false");
     }
+    if args.ssa && !args.resource {
+        bail!(
+            "--ssa gives the kind's types apply configurations, and --resource=false \
+             scaffolds no types: add `#[kubebuilder::schema(apply_configuration)]` to them \
+             by hand, or create the API with --ssa"
+        );
+    }
     if let Some(foreign) = foreign_kind(&plan, &project, args)? {
         return plan_foreign(plan, project, args, &foreign);
     }
@@ -174,6 +186,20 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
 
     let layout = layout_of(&plan, &project, &kind, args.resource)?;
     let mut values = kind_values(&kind, &project, &layout);
+    // A `--force` re-run keeps PROJECT's opt-in.
+    let ssa = args.ssa
+        || existing
+            .as_ref()
+            .and_then(|r| r.api.as_ref())
+            .is_some_and(|api| api.ssa);
+    if ssa {
+        values = values
+            .with(
+                "spec_schema",
+                "\n#[kubebuilder::schema(apply_configuration)]",
+            )
+            .with("status_schema_args", "(apply_configuration)");
+    }
     if args.resource && !other_versions.is_empty() {
         let hub = versions::storage_version(&mut plan, &layout, &kind.kind, &other_versions)?;
         values = values.with("hub", hub.as_str());
@@ -202,6 +228,7 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
         resource.api = Some(Api {
             crd_version: "v1".to_owned(),
             namespaced: kind.namespaced,
+            ssa,
         });
         resource.path = Some(layout.api_path(&kind.version));
         resource.plural = (kind.plural != names::plural(&kind.kind)).then(|| kind.plural.clone());

@@ -356,6 +356,8 @@ fn kind_values(kind: &names::Kind, project: &Project, layout: &layout::KindLayou
         .with("rbac_group", kind.full_group())
         .with("version", kind.version.as_str())
         .with("resource_args", resource_args)
+        .with("spec_schema", "")
+        .with("status_schema_args", "")
         .with("test_api", test_api)
         .with("mutating_path", kind.webhook_path(true))
         .with("validating_path", kind.webhook_path(false))

@@ -104,6 +104,9 @@ pub struct Api {
     pub crd_version: String,
     /// Whether the kind is namespaced (`false`: cluster-scoped, `create api --namespaced=false`).
     pub namespaced: bool,
+    /// `create api --ssa`: the kind's types have apply configurations.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ssa: bool,
 }
 
 /// The plugins' records, each under its key as kubebuilder keys them (`<name>/<version>`).

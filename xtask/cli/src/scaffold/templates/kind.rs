@@ -249,7 +249,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
     kind = "{{kind}}",
     status = {{kind}}Status,{{resource_args}}
     subresource(status),{{version_args}}
-)]
+)]{{spec_schema}}
 pub struct {{kind}}Spec {
     /// An example field, to replace with the fields of the desired state.
     #[kubebuilder(optional)]
@@ -257,7 +257,7 @@ pub struct {{kind}}Spec {
 }
 
 /// {{kind}}Status defines the observed state of {{kind}}.
-#[kubebuilder::schema]
+#[kubebuilder::schema{{status_schema_args}}]
 #[derive(Default)]
 pub struct {{kind}}Status {
     /// conditions represent the current state of the {{kind}}, one per aspect (`type`),
