@@ -1,8 +1,8 @@
 //! Apply configurations: what a server-side apply of a value sends. controller-gen's
 //! `applyconfiguration` generator (`+kubebuilder:ac:generate`) writes, for each API type,
 //! a twin whose every field is optional with a `With<Field>` builder; in Rust,
-//! `apply_configuration` on `#[kubebuilder::resource]` and `#[kubebuilder::schema]` generates
-//! `<Type>ApplyConfiguration` the same way. A field manager sends only the fields it sets, so
+//! `apply_configuration` in `#[kubebuilder::schema(...)]` generates `<Type>ApplyConfiguration`
+//! the same way (on a kind's spec, `<Kind>ApplyConfiguration` too). A field manager sends only the fields it sets, so
 //! it owns only those (kubebuilder-runtime's `Applier::apply` takes one).
 //!
 //! [`Configure`] says which type a value of each type is applied as: the twin for a struct

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{Context, Result, bail, ensure};
-use kubebuilder_envtest::assets::{ETCD_VERSION, KUBERNETES_VERSION};
+use kubebuilder_envtest::assets::{ETCD_VERSION, KUBERNETES_VERSION, go_module_source};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -173,16 +173,9 @@ fn check_k8s_openapi_has(root: &Path, to: &Release) -> Result<()> {
 /// `to`'s own `go.mod` (downloaded from the module proxy: a release it does not serve
 /// fails here, before anything changed).
 fn kubernetes_go_mod(root: &Path, to: &Release) -> Result<String> {
-    let kubernetes = format!("k8s.io/kubernetes@{}", to.full());
-    let info = go(
-        &root.join(BINARIES_MODULE),
-        &["mod", "download", "-json", &kubernetes],
-    )?;
-    let info: serde_json::Value = serde_json::from_str(&info)?;
-    let go_mod = info["GoMod"]
-        .as_str()
-        .context("`go mod download -json` named no go.mod")?;
-    fs::read_to_string(go_mod).with_context(|| format!("reading {go_mod}"))
+    let source = go_module_source(&root.join(BINARIES_MODULE), "k8s.io/kubernetes", &to.full())?;
+    let go_mod = source.join("go.mod");
+    fs::read_to_string(&go_mod).with_context(|| format!("reading {}", go_mod.display()))
 }
 
 /// The version `go_mod` requires of `module`.

@@ -357,7 +357,8 @@ impl Manager {
         self
     }
 
-    /// Adds admission webhooks to serve on `--webhook-port` (unless `ENABLE_WEBHOOKS=false`):
+    /// Adds admission webhooks to serve on `--webhook-port` (unless `ENABLE_WEBHOOKS=false`
+    /// or `--webhook-port=-1`):
     /// each kind's webhooks come with a call of their own, as kubebuilder's main registers
     /// each kind's webhooks with the manager.
     ///

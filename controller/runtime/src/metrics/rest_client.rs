@@ -78,18 +78,11 @@ impl RestClientMetric {
         }
     }
 
-    const ALL: [Self; 4] = [
-        Self::RequestLatency,
-        Self::RequestSize,
-        Self::ResponseSize,
-        Self::RateLimiterLatency,
-    ];
+    /// How many there are: the slots of [`RestClientMetrics`], one per variant.
+    const COUNT: usize = 4;
 
     fn index(self) -> usize {
-        Self::ALL
-            .iter()
-            .position(|metric| *metric == self)
-            .expect("every metric is in ALL")
+        self as usize
     }
 }
 
@@ -111,7 +104,7 @@ struct VerbLabels {
 #[derive(Clone, Default)]
 pub(super) struct RestClientMetrics {
     pub(super) requests: Family<RequestLabels, Counter>,
-    enabled: Arc<[OnceLock<HistogramFamily<VerbLabels>>; 4]>,
+    enabled: Arc<[OnceLock<HistogramFamily<VerbLabels>>; RestClientMetric::COUNT]>,
 }
 
 /// One request to the apiserver, as the manager's client saw it.
@@ -132,9 +125,6 @@ impl Metrics {
     pub fn enable_rest_client(&self, metrics: &[RestClientMetric]) {
         for metric in metrics {
             let slot = &self.rest.enabled[metric.index()];
-            if slot.get().is_some() {
-                continue;
-            }
             let family = HistogramFamily::new_with_constructor(metric.buckets());
             if slot.set(family.clone()).is_ok() {
                 lock(&self.registry).register(metric.name(), metric.help(), family);

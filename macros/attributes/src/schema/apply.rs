@@ -10,10 +10,9 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Item, Visibility};
 
+use super::generate::SERDE_CRATE;
 use super::{ApiType, Field, Kind};
 use crate::types;
-
-const SERDE_CRATE: &str = "::kubebuilder::__private::serde";
 
 impl ApiType {
     /// The type's `Configure` impl and, for a struct with `apply_configuration`, its apply

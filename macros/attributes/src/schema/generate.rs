@@ -12,7 +12,8 @@ use super::serde_attrs::is_serde_skipped;
 use super::{ApiType, Field, Kind, VariantFields};
 use crate::args::Errors;
 
-const SERDE_CRATE: &str = "::kubebuilder::__private::serde";
+/// Where generated serde attributes find serde.
+pub(super) const SERDE_CRATE: &str = "::kubebuilder::__private::serde";
 
 impl Field {
     /// The serde attribute of Kubernetes conventions: `None` omitted, optional fields
