@@ -1,0 +1,350 @@
+// Command goimport prints, as JSON on standard output, what a Go kubebuilder API declares:
+// for each package under the given roots, its package markers and its type declarations,
+// with their doc comments, their fields (JSON tags, types as go/types resolves them) and
+// their markers, parsed by controller-tools' own registry (the crd, rbac, webhook,
+// deepcopy and applyconfiguration generators' markers) exactly as controller-gen reads
+// them. A `+` comment line that none of those markers recognises is listed with its
+// position, so that the importer can refuse it rather than drop it. `cargo kubebuilder
+// import go` reads this output.
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/controller-tools/pkg/applyconfiguration"
+	"sigs.k8s.io/controller-tools/pkg/crd"
+	"sigs.k8s.io/controller-tools/pkg/deepcopy"
+	"sigs.k8s.io/controller-tools/pkg/loader"
+	"sigs.k8s.io/controller-tools/pkg/markers"
+	"sigs.k8s.io/controller-tools/pkg/rbac"
+	"sigs.k8s.io/controller-tools/pkg/webhook"
+)
+
+// Model is the whole output.
+type Model struct {
+	Packages []Package `json:"packages"`
+	// UnknownMarkers are `+` lines of doc comments that no registered marker recognises.
+	UnknownMarkers []Unknown `json:"unknownMarkers"`
+}
+
+// Package is one Go package of the API.
+type Package struct {
+	Path    string                     `json:"path"`
+	Dir     string                     `json:"dir"`
+	Markers map[string][]any           `json:"markers"`
+	Types   []Type                     `json:"types"`
+	Consts  map[string][]TypedConstant `json:"constants"`
+}
+
+// Type is one type declaration.
+type Type struct {
+	Name       string           `json:"name"`
+	Doc        string           `json:"doc"`
+	Position   string           `json:"position"`
+	Markers    map[string][]any `json:"markers"`
+	Underlying TypeExpr         `json:"underlying"`
+	Fields     []Field          `json:"fields,omitempty"`
+}
+
+// Field is one field of a struct type.
+type Field struct {
+	// Name is empty for an embedded field.
+	Name     string           `json:"name"`
+	Doc      string           `json:"doc"`
+	Position string           `json:"position"`
+	Tag      string           `json:"tag"`
+	JSON     string           `json:"json"`
+	Markers  map[string][]any `json:"markers"`
+	Type     TypeExpr         `json:"type"`
+}
+
+// TypedConstant is a constant of a named type (the values of a Go "enum").
+type TypedConstant struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Doc   string `json:"doc"`
+}
+
+// TypeExpr is a type as go/types resolves it, without expanding named types.
+type TypeExpr struct {
+	Kind    string    `json:"kind"`
+	Name    string    `json:"name,omitempty"`
+	Package string    `json:"package,omitempty"`
+	Len     int64     `json:"len,omitempty"`
+	Key     *TypeExpr `json:"key,omitempty"`
+	Elem    *TypeExpr `json:"elem,omitempty"`
+}
+
+// Unknown is a marker line no generator registers.
+type Unknown struct {
+	Position string `json:"position"`
+	Text     string `json:"text"`
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: goimport <package pattern>...")
+		os.Exit(2)
+	}
+	model, err := read(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	out := json.NewEncoder(os.Stdout)
+	out.SetIndent("", " ")
+	if err := out.Encode(model); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// registry holds every marker controller-gen's generators read.
+func registry() (*markers.Registry, error) {
+	reg := &markers.Registry{}
+	for _, generator := range []interface {
+		RegisterMarkers(*markers.Registry) error
+	}{crd.Generator{}, rbac.Generator{}, webhook.Generator{}, deepcopy.Generator{}, applyconfiguration.Generator{}} {
+		if err := generator.RegisterMarkers(reg); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
+}
+
+func read(roots []string) (*Model, error) {
+	reg, err := registry()
+	if err != nil {
+		return nil, err
+	}
+	collector := &markers.Collector{Registry: reg}
+	pkgs, err := loader.LoadRoots(roots...)
+	if err != nil {
+		return nil, err
+	}
+	model := &Model{Packages: []Package{}, UnknownMarkers: []Unknown{}}
+	var failures []string
+	// Type-checks each package after the packages it refers to, as controller-gen does.
+	checker := &loader.TypeChecker{}
+	for _, pkg := range pkgs {
+		checker.Check(pkg)
+		seen := map[string]bool{}
+		for _, problem := range pkg.Errors {
+			if !seen[problem.Error()] {
+				seen[problem.Error()] = true
+				failures = append(failures, problem.Error())
+			}
+		}
+		if len(pkg.Errors) > 0 {
+			continue
+		}
+		read, unknown, err := readPackage(collector, pkg)
+		if err != nil {
+			failures = append(failures, err.Error())
+			continue
+		}
+		model.Packages = append(model.Packages, read)
+		model.UnknownMarkers = append(model.UnknownMarkers, unknown...)
+	}
+	if len(failures) > 0 {
+		return nil, fmt.Errorf("%s", strings.Join(failures, "\n"))
+	}
+	return model, nil
+}
+
+func readPackage(collector *markers.Collector, pkg *loader.Package) (Package, []Unknown, error) {
+	pkgMarkers, err := markers.PackageMarkers(collector, pkg)
+	if err != nil {
+		return Package{}, nil, err
+	}
+	read := Package{
+		Path:    pkg.PkgPath,
+		Markers: values(pkgMarkers),
+		Types:   []Type{},
+		Consts:  constants(pkg),
+	}
+	if len(pkg.GoFiles) > 0 {
+		read.Dir = pkg.GoFiles[0][:strings.LastIndex(pkg.GoFiles[0], "/")]
+	}
+	unknown := unknownMarkers(collector.Registry, pkg)
+	err = markers.EachType(collector, pkg, func(info *markers.TypeInfo) {
+		read.Types = append(read.Types, readType(pkg, info))
+	})
+	return read, unknown, err
+}
+
+func readType(pkg *loader.Package, info *markers.TypeInfo) Type {
+	typ := Type{
+		Name:     info.Name,
+		Doc:      info.Doc,
+		Position: position(pkg.Fset, info.RawSpec.Pos()),
+		Markers:  values(info.Markers),
+	}
+	if object := pkg.TypesInfo.Defs[info.RawSpec.Name]; object != nil {
+		typ.Underlying = expr(object.Type().Underlying())
+	}
+	for _, field := range info.Fields {
+		typ.Fields = append(typ.Fields, Field{
+			Name:     field.Name,
+			Doc:      field.Doc,
+			Position: position(pkg.Fset, field.RawField.Pos()),
+			Tag:      string(field.Tag),
+			JSON:     field.Tag.Get("json"),
+			Markers:  values(field.Markers),
+			Type:     expr(pkg.TypesInfo.TypeOf(field.RawField.Type)),
+		})
+	}
+	return typ
+}
+
+// values gives marker values in JSON-encodable form, by marker name.
+func values(from markers.MarkerValues) map[string][]any {
+	out := map[string][]any{}
+	for name, list := range from {
+		for _, value := range list {
+			out[name] = append(out[name], encodable(value))
+		}
+	}
+	return out
+}
+
+// encodable gives a flag marker (an empty struct) as `true`, and keeps a marker value's Go
+// type name beside its value when the value is a struct with arguments, so that the
+// importer knows which one it is.
+func encodable(value any) any {
+	typ := reflect.TypeOf(value)
+	if typ.Kind() != reflect.Struct {
+		return value
+	}
+	if typ.NumField() == 0 {
+		return true
+	}
+	return map[string]any{"type": typ.Name(), "value": value}
+}
+
+func expr(t types.Type) TypeExpr {
+	switch t := t.(type) {
+	case *types.Basic:
+		return TypeExpr{Kind: "basic", Name: t.Name()}
+	case *types.Pointer:
+		elem := expr(t.Elem())
+		return TypeExpr{Kind: "pointer", Elem: &elem}
+	case *types.Slice:
+		elem := expr(t.Elem())
+		return TypeExpr{Kind: "slice", Elem: &elem}
+	case *types.Array:
+		elem := expr(t.Elem())
+		return TypeExpr{Kind: "array", Len: t.Len(), Elem: &elem}
+	case *types.Map:
+		key, elem := expr(t.Key()), expr(t.Elem())
+		return TypeExpr{Kind: "map", Key: &key, Elem: &elem}
+	case *types.Named:
+		named := TypeExpr{Kind: "named", Name: t.Obj().Name()}
+		if t.Obj().Pkg() != nil {
+			named.Package = t.Obj().Pkg().Path()
+		}
+		return named
+	case *types.Alias:
+		return expr(types.Unalias(t))
+	case *types.Struct:
+		return TypeExpr{Kind: "struct"}
+	case *types.Interface:
+		return TypeExpr{Kind: "interface"}
+	default:
+		return TypeExpr{Kind: "unsupported", Name: t.String()}
+	}
+}
+
+// constants lists the package's constants of its own named types, by type name.
+func constants(pkg *loader.Package) map[string][]TypedConstant {
+	out := map[string][]TypedConstant{}
+	for _, file := range pkg.Syntax {
+		for _, decl := range file.Decls {
+			gen, ok := decl.(*ast.GenDecl)
+			if !ok || gen.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gen.Specs {
+				for _, name := range spec.(*ast.ValueSpec).Names {
+					constant, ok := pkg.TypesInfo.Defs[name].(*types.Const)
+					if !ok {
+						continue
+					}
+					named, ok := constant.Type().(*types.Named)
+					if !ok || named.Obj().Pkg() != pkg.Types {
+						continue
+					}
+					doc := ""
+					if comments := spec.(*ast.ValueSpec).Doc; comments != nil {
+						doc = strings.TrimSpace(comments.Text())
+					}
+					out[named.Obj().Name()] = append(out[named.Obj().Name()], TypedConstant{
+						Name:  name.Name,
+						Value: constant.Val().ExactString(),
+						Doc:   doc,
+					})
+				}
+			}
+		}
+	}
+	for _, list := range out {
+		sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	}
+	return out
+}
+
+// unknownMarkers lists the `+` lines of the package's comments that look like markers
+// (`+name` or `+name:...`, `+name=...`) and that no registered marker recognises, for
+// any target. Lines of prose that merely start with `+` (a `+` followed by a space, a
+// digit) are not markers.
+func unknownMarkers(reg *markers.Registry, pkg *loader.Package) []Unknown {
+	var unknown []Unknown
+	for _, file := range pkg.Syntax {
+		for _, group := range file.Comments {
+			for _, comment := range group.List {
+				text := strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(comment.Text, "//"), "/*"))
+				if !looksLikeMarker(text) {
+					continue
+				}
+				if known(reg, text) {
+					continue
+				}
+				unknown = append(unknown, Unknown{
+					Position: position(pkg.Fset, comment.Pos()),
+					Text:     text,
+				})
+			}
+		}
+	}
+	return unknown
+}
+
+func looksLikeMarker(text string) bool {
+	if !strings.HasPrefix(text, "+") || len(text) < 2 {
+		return false
+	}
+	first := text[1]
+	return first >= 'a' && first <= 'z' || first >= 'A' && first <= 'Z'
+}
+
+func known(reg *markers.Registry, text string) bool {
+	for _, target := range []markers.TargetType{markers.DescribesPackage, markers.DescribesType, markers.DescribesField} {
+		if reg.Lookup(text, target) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func position(fset *token.FileSet, pos token.Pos) string {
+	at := fset.Position(pos)
+	return fmt.Sprintf("%s:%d", at.Filename, at.Line)
+}
