@@ -465,7 +465,6 @@ pub struct Argument<T: 'static> {
     pub name: &'static str,
     pub repeatable: bool,
     /// The controller-gen markers it spells.
-    #[cfg_attr(not(test), expect(dead_code, reason = "read by the registry test"))]
     pub controller_gen: &'static [&'static str],
     pub read: Read<T>,
 }

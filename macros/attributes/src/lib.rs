@@ -17,6 +17,7 @@ mod registry;
 pub mod resource;
 pub mod schema;
 pub mod skip;
+pub mod spellings;
 mod tokens;
 mod types;
 pub mod webhook;

@@ -8,8 +8,6 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Command;
 
-use crate::definitions::{DEFINITIONS, Place, Role};
-
 /// A marker and what it describes (`package`, `type` or `field`), as controller-gen prints
 /// its registry.
 type Registered = (String, String);
@@ -50,39 +48,10 @@ fn controller_gen_registry() -> BTreeSet<Registered> {
 
 /// Every marker we spell, with its target.
 fn spelled() -> BTreeSet<Registered> {
-    let mut spelled = BTreeSet::new();
-    for definition in DEFINITIONS {
-        if matches!(definition.role, Role::Group(_)) {
-            continue;
-        }
-        for go in definition.controller_gen {
-            let (name, at) = (go.name, |place| {
-                definition.stands_at(place) && (go.only.is_empty() || go.only.contains(&place))
-            });
-            for (place, target) in [
-                (Place::Field, "field"),
-                (Place::Type, "type"),
-                (Place::Resource, "type"),
-            ] {
-                if at(place) {
-                    spelled.insert((name.to_owned(), target.to_owned()));
-                }
-            }
-            if at(Place::Items)
-                && let Some(marker) = name.strip_prefix("kubebuilder:validation:")
-            {
-                for target in ["field", "type"] {
-                    spelled.insert((
-                        format!("kubebuilder:validation:items:{marker}"),
-                        target.to_owned(),
-                    ));
-                }
-            }
-        }
-    }
-    spelled.extend(crate::resource::spelled_markers());
-    spelled.insert((crate::skip::SPELLS.to_owned(), "package".to_owned()));
-    spelled
+    crate::spellings::all()
+        .into_iter()
+        .map(|spelling| (spelling.go, spelling.target.as_str().to_owned()))
+        .collect()
 }
 
 /// The rows `| M<n> | `+marker` | target | reason |` of DIFFERENCES.md.

@@ -18,6 +18,7 @@ use crate::args::{self, Arg, Argument, Errors, Given};
 use crate::k8s_values::{did_you_mean, is_dns_label};
 use crate::markers::{self, Markers, Place};
 use crate::schema;
+use crate::spellings::Target;
 use kubebuilder_plural::plural;
 
 /// Where the kind's state sits: `spec = "required" | "optional" | "none"`.
@@ -252,20 +253,29 @@ const SELECTABLE_FIELD: &[Argument<Option<LitStr>>] = &[Argument::once(
     |arg, field: &mut Option<LitStr>, errors| *field = arg.string(errors),
 )];
 
-/// The controller-gen markers the arguments spell, with what they describe.
-#[cfg(test)]
-pub fn spelled_markers() -> impl Iterator<Item = (String, String)> {
+/// The controller-gen markers the arguments spell, with what they describe and the argument.
+pub(crate) fn spelled_markers() -> impl Iterator<Item = (String, Target, String)> {
     ARGUMENTS
         .iter()
-        .chain(SUBRESOURCES)
-        .flat_map(|argument| argument.controller_gen)
-        .map(|marker| {
-            let target = if ["groupName", "versionName"].contains(marker) {
-                "package"
-            } else {
-                "type"
-            };
-            ((*marker).to_owned(), target.to_owned())
+        .map(|argument| (argument, argument.name.to_owned()))
+        .chain(
+            SUBRESOURCES
+                .iter()
+                .map(|argument| (argument, format!("subresource({})", argument.name))),
+        )
+        .flat_map(|(argument, rust)| {
+            argument.controller_gen.iter().map(move |marker| {
+                let target = if ["groupName", "versionName"].contains(marker) {
+                    Target::Package
+                } else {
+                    Target::Type
+                };
+                (
+                    (*marker).to_owned(),
+                    target,
+                    format!("#[kubebuilder::resource({rust})]"),
+                )
+            })
         })
 }
 

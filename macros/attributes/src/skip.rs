@@ -17,7 +17,6 @@ use crate::args::Errors;
 use crate::resource;
 
 /// The controller-gen marker this attribute spells.
-#[cfg(test)]
 pub const SPELLS: &str = "kubebuilder:skip";
 
 /// Entry point of `#[kubebuilder::skip]`.
