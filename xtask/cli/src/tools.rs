@@ -72,6 +72,14 @@ pub const PROMLINT: GoProgram = GoProgram {
     env: "PROMLINT",
 };
 
+/// What `cargo kubebuilder import go` reads a Go kubebuilder API with: controller-tools'
+/// own loader and marker registry, printing the packages, types, fields and markers as
+/// JSON (`goimport/`).
+pub const GOIMPORT: GoProgram = GoProgram {
+    binary: "goimport",
+    env: "GOIMPORT",
+};
+
 /// A cargo subcommand from crates.io pinned to one version.
 pub struct CargoTool {
     /// The crate, which is also the binary's name.
