@@ -11,6 +11,9 @@ pub mod evaluate;
 mod generate;
 mod serde_attrs;
 
+/// serde's `rename_all = "camelCase"` of a field name: the JSON name of a field without `rename`.
+pub use serde_attrs::camel_case;
+
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
 use syn::spanned::Spanned;
@@ -20,7 +23,7 @@ use crate::args::{self, Errors};
 use crate::docs;
 use crate::markers::{self, Markers, Place};
 use crate::types;
-use serde_attrs::{Container, camel_case, serde_options};
+use serde_attrs::{Container, serde_options};
 
 /// A parsed API type.
 pub struct ApiType {

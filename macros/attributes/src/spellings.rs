@@ -3,6 +3,8 @@
 //! `#[kubebuilder::skip]`. The registry test checks it against the pinned controller-gen's
 //! registry; `cargo kubebuilder import go` translates Go markers with it.
 
+pub use kubebuilder_model::schema::Kind;
+
 use crate::definitions::{DEFINITIONS, Group, Place, Role};
 
 /// What controller-gen says a marker describes.
@@ -37,18 +39,27 @@ pub struct Spelling {
     /// The Rust argument, with the lists it is written in (`validation(max_items)`), or
     /// the attribute (`#[kubebuilder::skip]`).
     pub rust: String,
+    /// How a marker table row's value is written; `None` for the arguments of
+    /// `#[kubebuilder::resource]` and `#[kubebuilder::skip]`.
+    pub value: Option<Kind>,
 }
 
 /// Every spelling, each Go marker once per target it has.
 pub fn all() -> Vec<Spelling> {
     let mut spellings: Vec<Spelling> = schema_spellings().collect();
     spellings.extend(
-        crate::resource::spelled_markers().map(|(go, target, rust)| Spelling { go, target, rust }),
+        crate::resource::spelled_markers().map(|(go, target, rust)| Spelling {
+            go,
+            target,
+            rust,
+            value: None,
+        }),
     );
     spellings.push(Spelling {
         go: crate::skip::SPELLS.to_owned(),
         target: Target::Package,
         rust: "#[kubebuilder::skip]".to_owned(),
+        value: None,
     });
     spellings.sort();
     spellings.dedup();
@@ -64,6 +75,12 @@ fn schema_spellings() -> impl Iterator<Item = Spelling> {
         .flat_map(|definition| {
             definition.controller_gen.iter().flat_map(move |go| {
                 let rust = written_in(definition.group, definition.name);
+                let value = match definition.role {
+                    Role::Marker { value, .. } => Some(value),
+                    // A directive's value is always a flag.
+                    Role::Directive(_) => Some(Kind::Flag),
+                    Role::Group(_) => None,
+                };
                 let at = move |place| {
                     definition.stands_at(place) && (go.only.is_empty() || go.only.contains(&place))
                 };
@@ -78,6 +95,7 @@ fn schema_spellings() -> impl Iterator<Item = Spelling> {
                     go: go.name.to_owned(),
                     target,
                     rust: rust.clone(),
+                    value,
                 });
                 let items = go
                     .name
@@ -92,6 +110,7 @@ fn schema_spellings() -> impl Iterator<Item = Spelling> {
                                 definition.group,
                                 &format!("items({})", definition.name),
                             ),
+                            value,
                         })
                     });
                 direct.chain(items).collect::<Vec<_>>()

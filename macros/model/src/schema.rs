@@ -114,7 +114,7 @@ macro_rules! define_values {
         }
 
         /// A value kind: the `value:` column of a row of `kubebuilder-markers`.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
         pub enum Kind {
             $( $(#[$doc])* $kind, )*
         }

@@ -37,11 +37,14 @@ type Model struct {
 
 // Package is one Go package of the API.
 type Package struct {
-	Path    string                     `json:"path"`
-	Dir     string                     `json:"dir"`
-	Markers map[string][]any           `json:"markers"`
-	Types   []Type                     `json:"types"`
-	Consts  map[string][]TypedConstant `json:"constants"`
+	Path    string           `json:"path"`
+	Dir     string           `json:"dir"`
+	Markers map[string][]any `json:"markers"`
+	// FileMarkers are the package-level markers by the file they are written in (the
+	// `+kubebuilder:rbac` markers of one controller's file, its webhooks' markers).
+	FileMarkers map[string]map[string][]any `json:"fileMarkers"`
+	Types       []Type                      `json:"types"`
+	Consts      map[string][]TypedConstant  `json:"constants"`
 }
 
 // Type is one type declaration.
@@ -52,6 +55,9 @@ type Type struct {
 	Markers    map[string][]any `json:"markers"`
 	Underlying TypeExpr         `json:"underlying"`
 	Fields     []Field          `json:"fields,omitempty"`
+	// Methods are the names of the methods declared on the type or its pointer (`Hub`,
+	// `ConvertTo`, `ConvertFrom` say how it converts).
+	Methods []string `json:"methods"`
 }
 
 // Field is one field of a struct type.
@@ -81,6 +87,9 @@ type TypeExpr struct {
 	Len     int64     `json:"len,omitempty"`
 	Key     *TypeExpr `json:"key,omitempty"`
 	Elem    *TypeExpr `json:"elem,omitempty"`
+	// Underlying is a named type's underlying type when that is not a struct (a
+	// `corev1.ResourceList` is a map, a `corev1.PullPolicy` a string).
+	Underlying *TypeExpr `json:"underlying,omitempty"`
 }
 
 // Unknown is a marker line no generator registers.
@@ -166,10 +175,20 @@ func readPackage(collector *markers.Collector, pkg *loader.Package) (Package, []
 		return Package{}, nil, err
 	}
 	read := Package{
-		Path:    pkg.PkgPath,
-		Markers: values(pkgMarkers),
-		Types:   []Type{},
-		Consts:  constants(pkg),
+		Path:        pkg.PkgPath,
+		Markers:     values(pkgMarkers),
+		FileMarkers: map[string]map[string][]any{},
+		Types:       []Type{},
+		Consts:      constants(pkg),
+	}
+	nodeMarkers, err := collector.MarkersInPackage(pkg)
+	if err != nil {
+		return Package{}, nil, err
+	}
+	for node, found := range nodeMarkers {
+		if file, ok := node.(*ast.File); ok && len(found) > 0 {
+			read.FileMarkers[pkg.Fset.Position(file.Pos()).Filename] = values(found)
+		}
 	}
 	if len(pkg.GoFiles) > 0 {
 		read.Dir = pkg.GoFiles[0][:strings.LastIndex(pkg.GoFiles[0], "/")]
@@ -187,9 +206,16 @@ func readType(pkg *loader.Package, info *markers.TypeInfo) Type {
 		Doc:      info.Doc,
 		Position: position(pkg.Fset, info.RawSpec.Pos()),
 		Markers:  values(info.Markers),
+		Methods:  []string{},
 	}
 	if object := pkg.TypesInfo.Defs[info.RawSpec.Name]; object != nil {
 		typ.Underlying = expr(object.Type().Underlying())
+		if named, ok := object.Type().(*types.Named); ok {
+			for i := 0; i < named.NumMethods(); i++ {
+				typ.Methods = append(typ.Methods, named.Method(i).Name())
+			}
+			sort.Strings(typ.Methods)
+		}
 	}
 	for _, field := range info.Fields {
 		typ.Fields = append(typ.Fields, Field{
@@ -250,6 +276,10 @@ func expr(t types.Type) TypeExpr {
 		named := TypeExpr{Kind: "named", Name: t.Obj().Name()}
 		if t.Obj().Pkg() != nil {
 			named.Package = t.Obj().Pkg().Path()
+		}
+		if _, isStruct := t.Underlying().(*types.Struct); !isStruct {
+			underlying := expr(t.Underlying())
+			named.Underlying = &underlying
 		}
 		return named
 	case *types.Alias:

@@ -14,6 +14,7 @@
 // What `cargo kubebuilder` runs, the scaffolds and the manifests they render, is always
 // built; the other commands only with the `xtask` feature (on by default), so that
 // `cargo kubebuilder` builds none of the client stack and control-plane harness they need.
+pub mod import;
 mod manifests;
 pub mod scaffold;
 pub mod source;

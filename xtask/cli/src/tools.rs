@@ -55,12 +55,76 @@ pub const HELM: Tool = Tool {
 };
 
 /// A Go program kept in this crate: a module directory beside its `Cargo.toml`, whose
-/// `go.sum` pins what it links.
+/// `go.sum` pins what it links, its files built into the crate (so that an installed
+/// `cargo kubebuilder` can build it too).
 pub struct GoProgram {
     /// The binary's name, and the module's directory.
     pub binary: &'static str,
     /// The variable that, when set, gives the binary's path instead of the cache.
     pub env: &'static str,
+    /// The module's files: `go.mod`, `go.sum`, `main.go`.
+    pub files: [(&'static str, &'static str); 3],
+}
+
+/// The files of the Go module in directory `$name` of this crate.
+macro_rules! go_module {
+    ($name:literal) => {
+        [
+            ("go.mod", include_str!(concat!($name, "/go.mod"))),
+            ("go.sum", include_str!(concat!($name, "/go.sum"))),
+            ("main.go", include_str!(concat!($name, "/main.go"))),
+        ]
+    };
+}
+
+impl GoProgram {
+    /// The program's path: `$<ENV>` when set; else, with the `xtask` feature, the cache
+    /// (built there once); without it (`cargo kubebuilder`), built afresh into a temporary
+    /// directory, which Go's build cache makes a link step after the first time.
+    pub fn binary(&self) -> anyhow::Result<std::path::PathBuf> {
+        #[cfg(feature = "xtask")]
+        return self.install();
+        #[cfg(not(feature = "xtask"))]
+        {
+            if let Some(path) = std::env::var_os(self.env).filter(|path| !path.is_empty()) {
+                return Ok(path.into());
+            }
+            let dir = std::env::temp_dir().join(format!(
+                "kubebuilder-{}-{}",
+                self.binary,
+                std::process::id()
+            ));
+            self.build(&dir, &dir.join(self.binary))?;
+            Ok(dir.join(self.binary))
+        }
+    }
+
+    /// Writes the module into `module_dir` and builds it to `output`.
+    pub fn build(&self, module_dir: &std::path::Path, output: &std::path::Path) -> anyhow::Result<()> {
+        use anyhow::Context as _;
+        std::fs::create_dir_all(module_dir)
+            .with_context(|| format!("creating {}", module_dir.display()))?;
+        for (name, text) in self.files {
+            std::fs::write(module_dir.join(name), text)
+                .with_context(|| format!("writing {}", module_dir.join(name).display()))?;
+        }
+        let built = std::process::Command::new("go")
+            .current_dir(module_dir)
+            .args(["build", "-trimpath", "-mod=readonly", "-o"])
+            .arg(output)
+            .arg(".")
+            .env("CGO_ENABLED", "0")
+            .output()
+            .context("running `go build` (is Go 1.26 installed?)")?;
+        if !built.status.success() {
+            anyhow::bail!(
+                "`go build` of {} failed:\n{}",
+                self.binary,
+                String::from_utf8_lossy(&built.stderr).trim_end()
+            );
+        }
+        Ok(())
+    }
 }
 
 /// What `promtool check metrics` runs, without the rest of promtool: client_golang's
@@ -70,6 +134,7 @@ pub struct GoProgram {
 pub const PROMLINT: GoProgram = GoProgram {
     binary: "promlint",
     env: "PROMLINT",
+    files: go_module!("../promlint"),
 };
 
 /// What `cargo kubebuilder import go` reads a Go kubebuilder API with: controller-tools'
@@ -78,6 +143,7 @@ pub const PROMLINT: GoProgram = GoProgram {
 pub const GOIMPORT: GoProgram = GoProgram {
     binary: "goimport",
     env: "GOIMPORT",
+    files: go_module!("../goimport"),
 };
 
 /// A cargo subcommand from crates.io pinned to one version.

@@ -29,7 +29,7 @@ pub enum Plugin {
 }
 
 /// The options of `create api` that choose a plugin and configure it.
-#[derive(clap::Args, Clone, Debug)]
+#[derive(clap::Args, Clone, Debug, Default)]
 pub struct PluginArgs {
     /// Scaffold the kind with a plugin: `deploy-image/v1-alpha`, a controller that runs
     /// `--image` as a Deployment of the kind's `size` (kubebuilder's Getting Started

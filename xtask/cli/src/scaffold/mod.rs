@@ -49,6 +49,12 @@ pub enum Command {
     },
     /// Change the project's layout (kubebuilder's `edit`).
     Edit(edit::Args),
+    /// Make a new project from an API declared elsewhere (a Go kubebuilder project).
+    Import {
+        /// What to import.
+        #[command(subcommand)]
+        command: crate::import::Command,
+    },
     /// Print the versions of the kubebuilder crates and of the tools they match.
     Version,
 }
@@ -60,6 +66,7 @@ pub fn run(command: &Command) -> Result<()> {
         Command::Init(args) => init::run(args),
         Command::Create { command } => create(command),
         Command::Edit(args) => edit::run_in(&crate::workspace_root(), args),
+        Command::Import { command } => crate::import::run(command),
         Command::Version => {
             print!("{}", version());
             Ok(())
@@ -141,7 +148,7 @@ fn prepend_boilerplate(plan: &mut Plan) -> Result<()> {
 }
 
 /// Writes the plan and says what it wrote.
-fn apply(plan: Plan) -> Result<()> {
+pub(crate) fn apply(plan: Plan) -> Result<()> {
     for path in plan.apply()? {
         eprintln!("wrote {}", path.display());
     }

@@ -1,7 +1,7 @@
 //! Installing the pinned tools into the cache, and `cargo xtask tools`.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use anyhow::{Context, Result, bail};
@@ -62,46 +62,25 @@ impl Tool {
 }
 
 impl GoProgram {
-    /// The program's path: `$<ENV>` when set, else the cache, built there first with
-    /// `go build` in its module. The cache directory is keyed on the module's files.
+    /// The program's path: `$<ENV>` when set, else the cache, built there first. The
+    /// cache directory is keyed on the module's files.
     pub fn install(&self) -> Result<PathBuf> {
         if let Some(path) = given(self.env) {
             return Ok(path);
         }
-        let module = Path::new(env!("CARGO_MANIFEST_DIR")).join(self.binary);
-        let mut files = Vec::new();
-        for file in ["go.mod", "go.sum", "main.go"] {
-            files.extend(
-                fs::read(module.join(file))
-                    .with_context(|| format!("reading {}", module.join(file).display()))?,
-            );
-        }
+        let files: Vec<u8> = self.files.iter().flat_map(|(_, text)| text.bytes()).collect();
         let bin_dir = cache_dir(self.binary, &format!("{:016x}", fnv1a64(&files)));
         let path = bin_dir.join(self.binary);
         if path.is_file() {
             return Ok(path);
         }
-        eprintln!("xtask: go build {}", module.display());
+        eprintln!("xtask: go build {}", self.binary);
         // Built beside its place and renamed, so that a build running at the same time or an
         // interrupted one never leaves half a binary there.
-        fs::create_dir_all(&bin_dir).with_context(|| format!("creating {}", bin_dir.display()))?;
         let staging = bin_dir.join(format!(".{}-{}", self.binary, std::process::id()));
-        let output = Command::new("go")
-            .current_dir(&module)
-            .args(["build", "-trimpath", "-mod=readonly", "-o"])
-            .arg(&staging)
-            .arg(".")
-            .env("CGO_ENABLED", "0")
-            .output()
-            .context("running `go build` (is Go 1.26 installed?)")?;
-        if !output.status.success() {
-            bail!(
-                "`go build` of {} failed:\n{}",
-                module.display(),
-                String::from_utf8_lossy(&output.stderr).trim_end()
-            );
-        }
+        self.build(&staging.with_extension("src"), &staging)?;
         fs::rename(&staging, &path).with_context(|| format!("moving {}", staging.display()))?;
+        let _ = fs::remove_dir_all(staging.with_extension("src"));
         Ok(path)
     }
 }

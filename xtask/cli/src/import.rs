@@ -1,0 +1,22 @@
+//! `import`: an API declared elsewhere, as a Rust project: `import go` reads a Go
+//! kubebuilder project.
+
+pub mod go;
+
+use anyhow::Result;
+
+/// What `import` reads.
+#[derive(clap::Subcommand, Clone, Debug)]
+pub enum Command {
+    /// A Go kubebuilder project: its API packages (those with `+groupName`) become the
+    /// `api` crate, every marker its attribute, each kind a reconciler with the Go
+    /// controller's RBAC rules; in a new directory, as `init` makes one.
+    Go(go::Args),
+}
+
+/// Runs `import`.
+pub fn run(command: &Command) -> Result<()> {
+    match command {
+        Command::Go(args) => go::run(args),
+    }
+}

@@ -1,0 +1,512 @@
+//! `import go`: a Go kubebuilder project as a new Rust project. `goimport` (a Go program
+//! on controller-tools' own loader and marker registry) reads the Go packages; each API
+//! package becomes a version module of the `api` crate ([`rust`]), each marker the
+//! argument that spells it ([`markers`]); the project around them is what `init` and
+//! `create api` make, with the Go controllers' RBAC rules on the reconcilers.
+//!
+//! Everything is made in a staging directory beside the new one and renamed into place at
+//! the end: a problem anywhere (a package that does not type-check, a type or marker the
+//! importer cannot spell) leaves nothing behind, and is reported with its file and line.
+
+mod markers;
+mod model;
+mod rust;
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result, bail};
+use kubebuilder::crd;
+use serde::Deserialize;
+use serde_json::Value;
+
+use self::markers::{Translator, fields_of, string_literal};
+use self::model::{Markers, Model};
+use self::rust::{KindDecl, Problems, Version};
+use crate::scaffold::names::snake_case;
+use crate::scaffold::{self, create_api, init, layout};
+use crate::{manifests, source};
+
+/// The options of `import go`.
+#[derive(clap::Args, Clone, Debug)]
+pub struct Args {
+    /// The Go project: the directory of its `go.mod` (and `PROJECT`, when it has one).
+    pub go_project: PathBuf,
+    /// The new Rust project's directory (created; if it exists, it must be empty).
+    pub dir: PathBuf,
+    /// The project's name (default: the Go project's `projectName`, else the directory's
+    /// name).
+    #[arg(long)]
+    pub name: Option<String>,
+    /// Use the kubebuilder crates of the checkout at this path instead of crates.io.
+    #[arg(long, value_name = "CHECKOUT")]
+    pub local: Option<PathBuf>,
+    /// Allow float fields, as the Go project's `controller-gen crd:allowDangerousTypes=true`
+    /// does: each gets `allow_dangerous_types`.
+    #[arg(long)]
+    pub allow_dangerous_types: bool,
+}
+
+/// Imports the Go project, then says what was made.
+pub fn run(args: &Args) -> Result<()> {
+    let options = rust::Options {
+        allow_dangerous_types: args.allow_dangerous_types,
+    };
+    let imported = read(&args.go_project, options)?;
+    let made = write(args, &imported)?;
+    eprintln!(
+        "import go: {} kinds in {} group versions, in {}. Next:\n  cd {}\n  cargo xtask test",
+        imported.kinds().count(),
+        imported.versions.len(),
+        made.display(),
+        args.dir.display()
+    );
+    Ok(())
+}
+
+/// What the Go project declares, translated.
+pub struct Imported {
+    /// The API packages, by group and version.
+    pub versions: Vec<Version>,
+    /// The Go project's PROJECT file, when it has one.
+    project: Option<GoProject>,
+    /// The RBAC rules of each controller file (its stem), as Rust attributes.
+    rbac: BTreeMap<String, Vec<String>>,
+}
+
+impl Imported {
+    fn kinds(&self) -> impl Iterator<Item = (&Version, &KindDecl)> {
+        self.versions
+            .iter()
+            .flat_map(|version| version.kinds.iter().map(move |kind| (version, kind)))
+    }
+}
+
+/// Reads and translates the Go project at `dir`; every problem at once, or the translation.
+pub fn read(dir: &Path, options: rust::Options) -> Result<Imported> {
+    let mut model = goimport(dir)?;
+    share_resource_markers(&mut model);
+    let translator = Translator::new();
+    let mut problems: Problems = model
+        .unknown_markers
+        .iter()
+        .map(|unknown| {
+            format!(
+                "{}: {}: no marker of controller-gen's generators is spelled so",
+                unknown.position, unknown.text
+            )
+        })
+        .collect();
+    let mut versions = Vec::new();
+    let mut rbac = BTreeMap::new();
+    for package in &model.packages {
+        if package.markers.contains_key(kubebuilder_attributes::skip::SPELLS) {
+            eprintln!(
+                "import go: {} says +kubebuilder:skip (no CRD of it is generated): not imported",
+                package.path
+            );
+        }
+        if let Some(version) = rust::translate(package, &translator, options, &mut problems) {
+            versions.push(version);
+        }
+        for (file, markers) in &package.file_markers {
+            let rules = rbac_rules(markers);
+            if !rules.is_empty() {
+                rbac.insert(stem(file), rules);
+            }
+        }
+    }
+    if !problems.is_empty() {
+        problems.sort();
+        bail!(
+            "the Go project cannot be imported as it is; nothing was written:\n{}",
+            problems.join("\n")
+        );
+    }
+    if versions.is_empty() {
+        bail!(
+            "{} has no API package (a Go package whose doc comment says `+groupName=...`)",
+            dir.display()
+        );
+    }
+    Ok(Imported {
+        versions,
+        project: GoProject::read(dir)?,
+        rbac,
+    })
+}
+
+/// Gives every version of a kind the `+kubebuilder:resource` marker one of them carries:
+/// controller-gen reads the CRD-wide names from whichever version has it, the resource
+/// attribute of each version must say them.
+fn share_resource_markers(model: &mut Model) {
+    const RESOURCE: &str = "kubebuilder:resource";
+    let group_of = |package: &model::Package| {
+        package
+            .markers
+            .get("groupName")
+            .and_then(|v| v.first()?.as_str().map(str::to_owned))
+    };
+    let mut found: BTreeMap<(String, String), Vec<Value>> = BTreeMap::new();
+    for package in &model.packages {
+        let Some(group) = group_of(package) else { continue };
+        for ty in package.types.iter().filter(|ty| ty.is_root()) {
+            if let Some(values) = ty.markers.get(RESOURCE) {
+                found.entry((group.clone(), ty.name.clone())).or_insert_with(|| values.clone());
+            }
+        }
+    }
+    for package in &mut model.packages {
+        let Some(group) = group_of(package) else { continue };
+        for ty in package.types.iter_mut().filter(|ty| ty.is_root()) {
+            if let Some(values) = found.get(&(group.clone(), ty.name.clone())) {
+                ty.markers.entry(RESOURCE.to_owned()).or_insert_with(|| values.clone());
+            }
+        }
+    }
+}
+
+/// Runs `goimport` on every package of the module at `dir`.
+fn goimport(dir: &Path) -> Result<Model> {
+    let binary = crate::tools::GOIMPORT.binary()?;
+    let output = Command::new(&binary)
+        .current_dir(dir)
+        .arg("./...")
+        .output()
+        .with_context(|| format!("running {}", binary.display()))?;
+    if !output.status.success() {
+        bail!(
+            "the Go packages of {} do not load (nothing was written):\n{}",
+            dir.display(),
+            String::from_utf8_lossy(&output.stderr).trim_end()
+        );
+    }
+    serde_json::from_slice(&output.stdout).context("reading goimport's output")
+}
+
+/// The `+kubebuilder:rbac` markers as `#[kubebuilder::rbac(...)]` attributes.
+fn rbac_rules(markers: &Markers) -> Vec<String> {
+    markers
+        .get("kubebuilder:rbac")
+        .into_iter()
+        .flatten()
+        .map(|rule| {
+            let args = fields_of(
+                markers::unwrapped(rule),
+                &[
+                    ("Groups", "groups"),
+                    ("Resources", "resources"),
+                    ("ResourceNames", "resource_names"),
+                    ("Verbs", "verbs"),
+                    ("URLs", "urls"),
+                    ("Namespace", "namespace"),
+                ],
+            );
+            format!("#[kubebuilder::rbac({args})]")
+        })
+        .collect()
+}
+
+/// The parts of a Go PROJECT file the importer reads.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GoProject {
+    #[serde(default)]
+    domain: String,
+    #[serde(default)]
+    project_name: String,
+    #[serde(default)]
+    multigroup: bool,
+    #[serde(default)]
+    resources: Vec<GoResource>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GoResource {
+    #[serde(default)]
+    group: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    version: String,
+    #[serde(default)]
+    controller: bool,
+}
+
+impl GoProject {
+    fn read(dir: &Path) -> Result<Option<Self>> {
+        let path = dir.join("PROJECT");
+        match fs::read_to_string(&path) {
+            Ok(text) => serde_saphyr::from_str(&text)
+                .map(Some)
+                .with_context(|| format!("reading {}", path.display())),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(error).with_context(|| format!("reading {}", path.display())),
+        }
+    }
+}
+
+/// The domain the groups share: PROJECT's when every group is under it, else the groups'
+/// longest common suffix that leaves each a name of its own.
+fn domain(imported: &Imported) -> Result<String> {
+    let groups: Vec<&str> = imported.versions.iter().map(|v| v.group.as_str()).collect();
+    if let Some(project) = &imported.project
+        && !project.domain.is_empty()
+        && groups
+            .iter()
+            .all(|g| g.ends_with(&format!(".{}", project.domain)))
+    {
+        return Ok(project.domain.clone());
+    }
+    let split: Vec<Vec<&str>> = groups.iter().map(|g| g.rsplit('.').collect()).collect();
+    let shortest = split.iter().map(Vec::len).min().unwrap_or(0);
+    let mut common = 0;
+    while common + 1 < shortest && split.iter().all(|labels| labels[common] == split[0][common]) {
+        common += 1;
+    }
+    if common == 0 {
+        bail!(
+            "the API groups {} share no domain: a project's groups are <group>.<domain>",
+            groups.join(", ")
+        );
+    }
+    let mut labels: Vec<&str> = split[0][..common].to_vec();
+    labels.reverse();
+    Ok(labels.join("."))
+}
+
+/// Makes the project in a staging directory beside `args.dir`, then renames it into place.
+fn write(args: &Args, imported: &Imported) -> Result<PathBuf> {
+    let target = std::path::absolute(&args.dir)
+        .with_context(|| format!("resolving {}", args.dir.display()))?;
+    if target.exists()
+        && fs::read_dir(&target)
+            .with_context(|| format!("reading {}", target.display()))?
+            .next()
+            .is_some()
+    {
+        bail!("{} exists and is not empty", target.display());
+    }
+    let name = match (&args.name, &imported.project) {
+        (Some(name), _) => name.clone(),
+        (None, Some(project)) if !project.project_name.is_empty() => project.project_name.clone(),
+        _ => target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    };
+    let parent = target.parent().context("the new project needs a parent directory")?;
+    fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+    let staging = parent.join(format!(
+        ".{}.import-{}",
+        target.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id()
+    ));
+    let made = make(&staging, &name, args, imported);
+    match made {
+        Ok(()) => {
+            if target.exists() {
+                fs::remove_dir(&target)
+                    .with_context(|| format!("replacing the empty {}", target.display()))?;
+            }
+            fs::rename(&staging, &target)
+                .with_context(|| format!("moving the project to {}", target.display()))?;
+            Ok(target)
+        }
+        Err(error) => {
+            let _ = fs::remove_dir_all(&staging);
+            Err(error)
+        }
+    }
+}
+
+/// `init`, `create api` for every kind, the imported types and RBAC, then `manifests`.
+fn make(root: &Path, name: &str, args: &Args, imported: &Imported) -> Result<()> {
+    let domain = domain(imported)?;
+    scaffold::apply(init::plan(&init::Args {
+        dir: root.to_owned(),
+        domain: domain.clone(),
+        name: Some(name.to_owned()),
+        local: args.local.clone(),
+        namespaced: false,
+        license: init::License::None,
+        owner: None,
+    })?)?;
+    // Several groups' versions would share `api/src/<version>/` in the single-group layout.
+    let groups: std::collections::BTreeSet<&str> =
+        imported.versions.iter().map(|v| v.group.as_str()).collect();
+    if groups.len() > 1 || imported.project.as_ref().is_some_and(|p| p.multigroup) {
+        scaffold::apply(scaffold::edit::plan(
+            root,
+            &scaffold::edit::Args {
+                multigroup: Some(true),
+            },
+        )?)?;
+    }
+    for (version, kind) in imported.kinds() {
+        let group = short_group(&version.group, &domain);
+        let controller = imported.project.as_ref().map(|project| {
+            project.resources.iter().any(|r| {
+                r.kind == kind.kind && r.controller && (r.group == group || r.group.is_empty())
+            })
+        });
+        scaffold::apply(create_api::plan(
+            root,
+            &create_api::Args {
+                kind: scaffold::KindArgs {
+                    group: group.clone(),
+                    version: version.version.clone(),
+                    kind: kind.kind.clone(),
+                },
+                namespaced: Some(kind.namespaced),
+                resource: true,
+                controller: controller.filter(|c| !c),
+                plural: kind.plural.clone(),
+                external_api_path: None,
+                external_api_domain: None,
+                ssa: false,
+                force: false,
+                deploy_image: Default::default(),
+            },
+        )?)?;
+    }
+    let project = scaffold::project::Project::parse(
+        &fs::read_to_string(root.join(scaffold::project::FILE)).context("reading PROJECT")?,
+    )?;
+    for version in &imported.versions {
+        write_version(root, &project, &domain, version)?;
+    }
+    let uses_json = imported
+        .versions
+        .iter()
+        .flat_map(|v| &v.files)
+        .any(|(_, source)| source.contains("serde_json::"));
+    if uses_json {
+        depend_on_serde_json(root)?;
+    }
+    write_rbac(root, &project, imported)?;
+    let declarations = source::read(root, &crd::Options::default()).map_err(|deferred| {
+        anyhow::anyhow!("the imported sources do not read as the manifests need: {deferred}")
+    })?;
+    let outputs = manifests::outputs(root, &declarations, None)?;
+    manifests::write(root, &outputs)
+}
+
+/// Adds serde_json (a workspace dependency already) to the api crate, whose imported types
+/// hold JSON as it is (Go's `interface{}`, types that marshal themselves).
+fn depend_on_serde_json(root: &Path) -> Result<()> {
+    let path = root.join("api/Cargo.toml");
+    let manifest = fs::read_to_string(&path).context("reading api/Cargo.toml")?;
+    let with = manifest.replacen(
+        "[dependencies]\n",
+        "[dependencies]\nserde_json.workspace = true\n",
+        1,
+    );
+    fs::write(&path, with).context("writing api/Cargo.toml")
+}
+
+/// `batch` of `batch.tutorial.kubebuilder.io` in domain `tutorial.kubebuilder.io`.
+fn short_group(group: &str, domain: &str) -> String {
+    group
+        .strip_suffix(&format!(".{domain}"))
+        .unwrap_or(group)
+        .to_owned()
+}
+
+/// The version's files in place of the scaffolded types, and its module naming them.
+fn write_version(
+    root: &Path,
+    project: &scaffold::project::Project,
+    domain: &str,
+    version: &Version,
+) -> Result<()> {
+    let group = short_group(&version.group, domain);
+    let kind = &version.kinds.first().map(|k| k.kind.clone()).unwrap_or_default();
+    let layout = layout::kind_layout(project, &group, kind);
+    let dir = root.join(layout.api_dir(&version.version));
+    fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    for kind in &version.kinds {
+        let scaffolded = dir.join(format!("{}_types.rs", snake_case(&kind.kind)));
+        if scaffolded.exists() {
+            fs::remove_file(&scaffolded)
+                .with_context(|| format!("removing {}", scaffolded.display()))?;
+        }
+    }
+    let mut module = format!(
+        "//! Version `{}` of the API group `{}`, imported from `{}`.\n\n",
+        version.version, version.group, version.dir
+    );
+    for (stem, source) in &version.files {
+        fs::write(dir.join(format!("{stem}.rs")), source)
+            .with_context(|| format!("writing {stem}.rs"))?;
+        module.push_str(&format!("mod {stem};\npub use {stem}::*;\n"));
+    }
+    module.push_str("\n// +kubebuilder:scaffold:kinds\n");
+    fs::write(dir.join("mod.rs"), module).context("writing the version's mod.rs")
+}
+
+/// Each reconciler's rules: the Go controller file's of the same kind (`<kind>_controller.go`)
+/// instead of the scaffolded ones; rules of other files go to the first reconciler.
+fn write_rbac(
+    root: &Path,
+    project: &scaffold::project::Project,
+    imported: &Imported,
+) -> Result<()> {
+    let mut reconcilers: Vec<(String, PathBuf)> = Vec::new();
+    for resource in project.resources.iter().filter(|r| r.controller) {
+        let layout = layout::kind_layout(project, &resource.group, &resource.kind);
+        let snake = snake_case(&resource.kind);
+        let path = root.join(layout.controller_dir(&snake)).join("reconciler.rs");
+        reconcilers.push((format!("{}_controller", resource.kind.to_lowercase()), path));
+    }
+    let mut leftover: Vec<String> = imported
+        .rbac
+        .iter()
+        .filter(|(file, _)| !reconcilers.iter().any(|(stem, _)| stem == *file))
+        .flat_map(|(_, rules)| rules.clone())
+        .collect();
+    for (stem, path) in &reconcilers {
+        let mut rules = imported.rbac.get(stem).cloned().unwrap_or_default();
+        rules.append(&mut leftover);
+        let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        fs::write(path, with_rules(&text, &rules))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+/// The reconciler's text with its `#[kubebuilder::rbac(...)]` attributes replaced.
+fn with_rules(text: &str, rules: &[String]) -> String {
+    let Some(start) = text.find("#[kubebuilder::rbac(") else {
+        return text.to_owned();
+    };
+    let end = text[start..]
+        .rfind(")]\n")
+        .map(|at| start + at)
+        .and_then(|_| {
+            let struct_at = text.find("pub struct ")?;
+            text[..struct_at].rfind(")]\n").map(|at| at + 3)
+        })
+        .unwrap_or(start);
+    let written = if rules.is_empty() {
+        "// The Go controller had no RBAC markers.\n".to_owned()
+    } else {
+        format!("{}\n", rules.join("\n"))
+    };
+    format!("{}{written}{}", &text[..start], &text[end..])
+}
+
+fn stem(file: &str) -> String {
+    Path::new(file)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+#[allow(dead_code)]
+fn unused(_: Value) -> String {
+    string_literal("")
+}

@@ -1,0 +1,787 @@
+//! One Go API package (a group version) as Rust: each Go file that declares types becomes a
+//! Rust file of the same name, each type the Rust type with the attributes its markers
+//! spell, each kind `#[kubebuilder::resource(...)]` on its spec struct (or, for a kind
+//! without one, on the struct of its top-level fields).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use kubebuilder_attributes::schema::camel_case;
+use kubebuilder_attributes::spellings::Target;
+use serde_json::Value;
+
+use super::markers::{ArgList, Translator, fields_of, string_literal, unwrapped};
+use super::model::{Field, Markers, Package, Type, TypeExpr};
+use crate::scaffold::names::snake_case;
+
+/// A kind a package declares, as `create api` needs it.
+#[derive(Clone, Debug)]
+pub struct KindDecl {
+    pub kind: String,
+    /// `+kubebuilder:resource:path`, when given.
+    pub plural: Option<String>,
+    pub namespaced: bool,
+    /// Whether the Go type is the conversion hub (`Hub()`).
+    pub hub: bool,
+    /// Whether it converts to a hub (`ConvertTo`).
+    pub spoke: bool,
+}
+
+/// A group version in Rust.
+#[derive(Debug)]
+pub struct Version {
+    pub group: String,
+    pub version: String,
+    /// The Go package's directory.
+    pub dir: String,
+    /// File stem (the Go file's, `cronjob_types`) and Rust source.
+    pub files: Vec<(String, String)>,
+    pub kinds: Vec<KindDecl>,
+}
+
+/// What cannot be imported, each `file:line: what`.
+pub type Problems = Vec<String>;
+
+/// The options of controller-gen's `crd` generator the Go project is built with.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Options {
+    /// `crd:allowDangerousTypes=true`: float fields are allowed.
+    pub allow_dangerous_types: bool,
+}
+
+/// The Rust of `package`, or `None` when it is not an API package (no `+groupName`).
+pub fn translate(
+    package: &Package,
+    translator: &Translator,
+    options: Options,
+    problems: &mut Problems,
+) -> Option<Version> {
+    if package.markers.contains_key(kubebuilder_attributes::skip::SPELLS) {
+        return None;
+    }
+    let group = package.markers.get("groupName")?.first()?.as_str()?.to_owned();
+    let version = package
+        .markers
+        .get("versionName")
+        .and_then(|values| values.first()?.as_str().map(str::to_owned))
+        .unwrap_or_else(|| package.path.rsplit('/').next().unwrap_or_default().to_owned());
+    let mut writer = Writer {
+        package,
+        translator,
+        problems,
+        options,
+        group: &group,
+        version: &version,
+        heads: BTreeMap::new(),
+        kinds: Vec::new(),
+        used: BTreeSet::new(),
+        field_docs: BTreeMap::new(),
+    };
+    writer.find_kinds();
+    // Each file's items, the local types they name, and the types it declares.
+    let mut by_file: BTreeMap<String, (Vec<String>, BTreeSet<String>)> = BTreeMap::new();
+    let mut declared_in: BTreeMap<String, String> = BTreeMap::new();
+    for ty in &package.types {
+        writer.used.clear();
+        if let Some(item) = writer.item(ty) {
+            let stem = file_stem(&ty.position);
+            declared_in.insert(ty.name.clone(), stem.clone());
+            let (items, used) = by_file.entry(stem).or_default();
+            items.push(item);
+            used.append(&mut writer.used);
+        }
+    }
+    let files = by_file
+        .into_iter()
+        .map(|(stem, (items, used))| {
+            let elsewhere: Vec<&str> = used
+                .iter()
+                .filter(|name| declared_in.get(*name).is_some_and(|file| *file != stem))
+                .map(String::as_str)
+                .collect();
+            let (mut uses, text) = shortened(&items.join("\n"), &declared_in);
+            match elsewhere.as_slice() {
+                [] => {}
+                [one] => uses.push(format!("use super::{one};")),
+                many => uses.push(format!("use super::{{{}}};", many.join(", "))),
+            }
+            let uses = if uses.is_empty() { String::new() } else { format!("{}\n\n", uses.join("\n")) };
+            let source = format!(
+                "//! Imported from `{stem}.go` by `cargo kubebuilder import go`.\n\n{uses}{text}"
+            );
+            (stem, source)
+        })
+        .collect();
+    let kinds = writer.kinds;
+    Some(Version {
+        group,
+        version,
+        dir: package.dir.clone(),
+        files,
+        kinds,
+    })
+}
+
+/// What the resource attribute on a spec struct (or a spec-less root) says.
+#[derive(Clone)]
+struct Head {
+    /// The root type.
+    root: String,
+    /// `spec = "optional"` or `"none"`; `None` for the default.
+    spec: Option<&'static str>,
+    status: Option<String>,
+}
+
+struct Writer<'a> {
+    package: &'a Package,
+    translator: &'a Translator,
+    problems: &'a mut Problems,
+    options: Options,
+    group: &'a str,
+    version: &'a str,
+    /// The resource attribute of each type that carries one, by type name.
+    heads: BTreeMap<String, Head>,
+    kinds: Vec<KindDecl>,
+    /// The package's types the item being written names.
+    used: BTreeSet<String>,
+    /// The doc of the root object's `spec` or `status` field, by the field's type: the
+    /// property's description in controller-gen's CRD.
+    field_docs: BTreeMap<String, String>,
+}
+
+impl Writer<'_> {
+    fn local(&self, name: &str) -> Option<&Type> {
+        self.package.types.iter().find(|ty| ty.name == name)
+    }
+
+    fn is_list(&self, ty: &Type) -> bool {
+        ty.is_root() && ty.name.ends_with("List") && ty.fields.iter().any(|f| f.name == "Items")
+    }
+
+    /// Which type carries each kind's resource attribute.
+    fn find_kinds(&mut self) {
+        for ty in &self.package.types {
+            if !ty.is_root() || self.is_list(ty) || ty.underlying.kind != "struct" {
+                continue;
+            }
+            let own: Vec<&Field> = ty.fields.iter().filter(|f| !is_object_header(f)).collect();
+            let named = |json: &str| own.iter().find(|f| f.json_name() == json);
+            let spec = named("spec").and_then(|field| {
+                let name = local_struct_name(&field.ty)?;
+                self.local(name).map(|_| (name.to_owned(), *field))
+            });
+            let status = named("status").and_then(|field| local_struct_name(&field.ty).map(str::to_owned));
+            for field in own.iter().filter(|f| !f.doc.trim().is_empty()) {
+                if let Some(name) = local_struct_name(&field.ty) {
+                    self.field_docs.insert(name.to_owned(), field.doc.clone());
+                }
+            }
+            let only_spec_and_status = own
+                .iter()
+                .all(|f| ["spec", "status"].contains(&f.json_name()));
+            let (carrier, head) = match spec {
+                Some((spec_type, spec_field)) if only_spec_and_status => {
+                    let optional = spec_field.ty.kind == "pointer"
+                        || spec_field.has_option("omitempty")
+                        || spec_field.markers.contains_key("optional");
+                    (
+                        spec_type,
+                        Head {
+                            root: ty.name.clone(),
+                            spec: optional.then_some("optional"),
+                            status,
+                        },
+                    )
+                }
+                _ => (
+                    ty.name.clone(),
+                    Head {
+                        root: ty.name.clone(),
+                        spec: Some("none"),
+                        status: None,
+                    },
+                ),
+            };
+            let resource = ty.markers.get("kubebuilder:resource").and_then(|v| v.first());
+            let resource_field = |name: &str| {
+                resource
+                    .map(unwrapped)
+                    .and_then(|r| r.get(name)?.as_str().filter(|s| !s.is_empty()).map(str::to_owned))
+            };
+            self.kinds.push(KindDecl {
+                kind: ty.name.clone(),
+                plural: resource_field("Path"),
+                namespaced: resource_field("Scope").as_deref() != Some("Cluster"),
+                hub: ty.methods.iter().any(|m| m == "Hub"),
+                spoke: ty.methods.iter().any(|m| m == "ConvertTo"),
+            });
+            self.heads.insert(carrier, head);
+        }
+    }
+
+    /// The Rust item for `ty`, or `None` for what the attributes generate (the root object
+    /// of a kind with a spec, its list) and what is not data (interfaces).
+    fn item(&mut self, ty: &Type) -> Option<String> {
+        if self.is_list(ty) || ty.underlying.kind == "interface" {
+            return None;
+        }
+        if ty.is_root() && !self.heads.contains_key(&ty.name) {
+            return None;
+        }
+        let marshals_itself =
+            ty.methods.iter().any(|m| m == "MarshalJSON") && ty.underlying.kind == "struct";
+        // controller-gen describes no field by the doc of a type that writes its own JSON;
+        // a kind's spec and status by the root's field docs, when they have one (the type's
+        // doc then stays as a comment).
+        let mut out = match self.field_docs.get(&ty.name) {
+            _ if marshals_itself => comment(&ty.doc),
+            Some(field_doc) if field_doc != &ty.doc => {
+                format!("{}{}", comment(&ty.doc), doc(field_doc, ""))
+            }
+            _ => doc(&ty.doc, ""),
+        };
+        let mut args = ArgList::default();
+        let head = self.heads.get(&ty.name).cloned();
+        let root_markers = head.as_ref().map(|head| {
+            self.local(&head.root)
+                .map(|root| (root.markers.clone(), root.doc.clone(), root.position.clone()))
+                .unwrap_or_default()
+        });
+        let enum_values = self.enum_values(ty);
+        if let Some((markers, root_doc, position)) = &root_markers {
+            let head = head.as_ref().expect("root markers come from a head");
+            self.resource_args(&mut args, ty, head, markers, root_doc, position);
+        }
+        // The type's own markers; on a spec-less root they are the root's, read above.
+        if head.as_ref().is_none_or(|head| head.root != ty.name) {
+            for (name, values) in &ty.markers {
+                if name == "kubebuilder:validation:Enum" && enum_values.is_some() {
+                    continue;
+                }
+                if name == "k8s:enum" || name.starts_with("kubebuilder:object:") {
+                    continue;
+                }
+                for value in values {
+                    self.schema_marker(&mut args, name, Target::Type, value, false, &ty.position);
+                }
+            }
+        }
+        if ty.underlying.kind != "struct" && has_float(&ty.underlying) {
+            self.dangerous(&mut args, &ty.position);
+        }
+        let attribute = if head.is_some() {
+            args.attribute("kubebuilder::resource", "")
+        } else if args.is_empty() {
+            "#[kubebuilder::schema]\n".to_owned()
+        } else {
+            args.attribute("kubebuilder::schema", "")
+        };
+        out.push_str(&attribute);
+        if head.as_ref().is_some_and(|head| head.spec == Some("optional")) {
+            // An optional spec is `Default` when absent.
+            out.push_str("#[derive(Default)]\n");
+        }
+        let body = if let Some(values) = enum_values {
+            self.unit_enum(ty, &values)
+        } else if marshals_itself {
+            Some(self_marshalled(ty))
+        } else {
+            match ty.underlying.kind.as_str() {
+                "struct" => self.structure(ty),
+                _ => {
+                    let inner = self.rust_type(&ty.underlying, &ty.position)?;
+                    Some(format!("pub struct {}(pub {inner});\n", ty.name))
+                }
+            }
+        }?;
+        out.push_str(&body);
+        Some(out)
+    }
+
+    /// The values of a string type the markers make an enum of: its `Enum` marker's, else
+    /// (with `+k8s:enum`) its constants'.
+    fn enum_values(&self, ty: &Type) -> Option<Vec<String>> {
+        if ty.underlying.kind != "basic" || ty.underlying.name != "string" {
+            return None;
+        }
+        if let Some(values) = ty.markers.get("kubebuilder:validation:Enum") {
+            return values
+                .first()?
+                .as_array()?
+                .iter()
+                .map(|value| value.as_str().map(str::to_owned))
+                .collect();
+        }
+        ty.markers.contains_key("k8s:enum").then(|| {
+            self.package
+                .constants
+                .get(&ty.name)
+                .into_iter()
+                .flatten()
+                .filter_map(|constant| serde_json::from_str::<String>(&constant.value).ok())
+                .collect()
+        })
+    }
+
+    fn unit_enum(&self, ty: &Type, values: &[String]) -> Option<String> {
+        let constants = self.package.constants.get(&ty.name);
+        let mut out = format!("pub enum {} {{\n", ty.name);
+        for value in values {
+            let constant = constants.into_iter().flatten().find(|c| {
+                serde_json::from_str::<String>(&c.value).is_ok_and(|v| &v == value)
+            });
+            if let Some(constant) = constant {
+                out.push_str(&doc(&constant.doc, "    "));
+            }
+            let variant = variant_name(value);
+            if variant != *value {
+                out.push_str(&format!("    #[serde(rename = {})]\n", string_literal(value)));
+            }
+            out.push_str(&format!("    {variant},\n"));
+        }
+        out.push_str("}\n");
+        Some(out)
+    }
+
+    fn structure(&mut self, ty: &Type) -> Option<String> {
+        let mut out = format!("pub struct {} {{\n", ty.name);
+        let mut fields = Vec::new();
+        for field in &ty.fields {
+            if ty.is_root() && is_object_header(field) {
+                continue;
+            }
+            if let Some(text) = self.field(field) {
+                fields.push(text);
+            }
+        }
+        out.push_str(&fields.join("\n"));
+        out.push_str("}\n");
+        Some(out)
+    }
+
+    /// A field as Rust: its doc, attributes and type; `None` for a field JSON leaves out.
+    fn field(&mut self, field: &Field) -> Option<String> {
+        let json = field.json_name();
+        if json == "-" {
+            return None;
+        }
+        let mut out = doc(&field.doc, "    ");
+        if field.name.is_empty() && json.is_empty() {
+            // An embedded struct whose fields JSON inlines.
+            let ty = self.rust_type(&field.ty, &field.position)?;
+            let name = snake_case(ty.rsplit("::").next().unwrap_or(&ty));
+            out.push_str(&format!("    #[serde(flatten)]\n    pub {}: {ty},\n", ident(&name)));
+            return Some(out);
+        }
+        let json = if json.is_empty() { field.name.as_str() } else { json };
+        let mut args = ArgList::default();
+        for (name, values) in &field.markers {
+            if REQUIREDNESS.contains(&name.as_str()) {
+                continue;
+            }
+            for value in values {
+                self.schema_marker(&mut args, name, Target::Field, value, false, &field.position);
+            }
+        }
+        if has_float(&field.ty) {
+            self.dangerous(&mut args, &field.position);
+        }
+        let optional = self.is_optional(field);
+        let pointer = field.ty.kind == "pointer";
+        let target = if pointer { field.ty.elem.as_deref()? } else { &field.ty };
+        let inner = self.rust_type(target, &field.position)?;
+        // Go's zero value of these is what serde's `Default` gives: omitted when empty, as
+        // `omitempty` omits it. Other types are optional as an `Option`.
+        let plain = ["String", "Vec<", "std::collections::BTreeMap<", "["]
+            .iter()
+            .any(|start| inner.starts_with(start))
+            || ["bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64"]
+                .contains(&inner.as_str());
+        let marked = |names: &[&str]| names.iter().any(|n| field.markers.contains_key(*n));
+        // Requiredness is one word: `optional` where Go says so or where the Rust type
+        // alone would make the field required, `required` where it would make it optional
+        // (`+k8s:required` is `non_empty`, required already).
+        let as_option = pointer || (optional && !plain);
+        let word = match (optional, as_option) {
+            (true, false) => Some("optional"),
+            (true, true) => marked(&OPTIONAL).then_some("optional"),
+            (false, true) => (!marked(&["k8s:required"])).then_some("required"),
+            (false, false) => marked(&["required", "kubebuilder:validation:Required"]).then_some("required"),
+        };
+        if let Some(word) = word {
+            args.push(&[], word.to_owned());
+        }
+        let ty = if as_option { format!("Option<{inner}>") } else { inner };
+        if !args.is_empty() {
+            out.push_str(&args.attribute("kubebuilder", "    "));
+        }
+        let (name, renamed) = field_ident(json);
+        if renamed {
+            out.push_str(&format!("    #[serde(rename = {})]\n", string_literal(json)));
+        }
+        out.push_str(&format!("    pub {name}: {ty},\n"));
+        Some(out)
+    }
+
+    /// `allow_dangerous_types` for a float, when the options allow them.
+    fn dangerous(&mut self, args: &mut ArgList, position: &str) {
+        if self.options.allow_dangerous_types {
+            args.push(&[], "allow_dangerous_types".to_owned());
+        } else {
+            self.problems.push(format!(
+                "{position}: a float, which controller-gen refuses without \
+                 crd:allowDangerousTypes=true: import with --allow-dangerous-types if the Go \
+                 project's controller-gen has it"
+            ));
+        }
+    }
+
+    /// Whether controller-gen makes the field optional: a marker says so, else
+    /// `omitempty`/`omitzero`, else the package's default.
+    fn is_optional(&self, field: &Field) -> bool {
+        let has = |names: &[&str]| names.iter().any(|n| field.markers.contains_key(*n));
+        if has(&["kubebuilder:validation:Optional"]) {
+            return true;
+        }
+        if has(&["kubebuilder:validation:Required"]) {
+            return false;
+        }
+        if has(&["optional", "k8s:optional"]) {
+            return true;
+        }
+        if has(&["required", "k8s:required"]) {
+            return false;
+        }
+        self.package.markers.contains_key("kubebuilder:validation:Optional")
+            || field.has_option("omitempty")
+            || field.has_option("omitzero")
+    }
+
+    fn schema_marker(&mut self, args: &mut ArgList, name: &str, target: Target, value: &Value, root: bool, position: &str) {
+        match self.translator.schema_marker(args, name, target, value, root) {
+            Ok(Some(note)) => eprintln!("import go: {position}: {note}"),
+            Ok(None) => {}
+            Err(error) => self.problems.push(format!("{position}: +{name}: {error}")),
+        }
+    }
+
+    /// The resource attribute's arguments: the kind's names, then the root's markers.
+    fn resource_args(&mut self, args: &mut ArgList, carrier: &Type, head: &Head, markers: &Markers, root_doc: &str, position: &str) {
+        args.push(&[], format!("group = {}", string_literal(self.group)));
+        args.push(&[], format!("version = {}", string_literal(self.version)));
+        args.push(&[], format!("kind = {}", string_literal(&head.root)));
+        if let Some(status) = &head.status {
+            self.used.insert(status.clone());
+            args.push(&[], format!("status = {status}"));
+        }
+        if let Some(spec) = head.spec {
+            args.push(&[], format!("spec = {}", string_literal(spec)));
+        }
+        if !root_doc.is_empty() && head.root != carrier.name {
+            args.push(&[], format!("doc = {}", string_literal(root_doc)));
+        }
+        for (name, values) in markers {
+            for value in values {
+                let inner = unwrapped(value);
+                match name.as_str() {
+                    "kubebuilder:object:root" | "kubebuilder:object:generate" | "k8s:enum" => {}
+                    "kubebuilder:resource" => {
+                        let names = fields_of(inner, &[("Path", "path"), ("ShortName", "short_name"), ("Categories", "categories"), ("Singular", "singular"), ("Scope", "scope")]);
+                        if !names.is_empty() {
+                            args.push(&[], format!("resource({names})"));
+                        }
+                    }
+                    "kubebuilder:subresource:status" => args.push(&["subresource"], "status".to_owned()),
+                    "kubebuilder:subresource:scale" => args.push(
+                        &["subresource"],
+                        format!("scale({})", fields_of(inner, &[("SpecPath", "spec_path"), ("StatusPath", "status_path"), ("SelectorPath", "selector_path")])),
+                    ),
+                    "kubebuilder:printcolumn" => args.push(
+                        &[],
+                        format!("printcolumn({})", fields_of(inner, &[("Name", "name"), ("Type", "type"), ("JSONPath", "json_path"), ("Description", "description"), ("Format", "format"), ("Priority", "priority")])),
+                    ),
+                    "kubebuilder:storageversion" => args.push(&[], "storageversion".to_owned()),
+                    "kubebuilder:unservedversion" => args.push(&[], "unservedversion".to_owned()),
+                    "kubebuilder:skipversion" => args.push(&[], "skipversion".to_owned()),
+                    "kubebuilder:deprecatedversion" => {
+                        let warning = fields_of(inner, &[("Warning", "warning")]);
+                        args.push(&[], if warning.is_empty() { "deprecatedversion".to_owned() } else { format!("deprecatedversion({warning})") });
+                    }
+                    "kubebuilder:metadata" => args.push(&[], format!("metadata({})", fields_of(inner, &[("Annotations", "annotations"), ("Labels", "labels")]))),
+                    "kubebuilder:selectablefield" => args.push(&[], format!("selectablefield({})", fields_of(inner, &[("JSONPath", "json_path")]))),
+                    _ => self.schema_marker(args, name, Target::Type, value, true, position),
+                }
+            }
+        }
+    }
+
+    /// The Rust type of a Go type; `None` (a problem noted) for one the importer does not
+    /// know.
+    fn rust_type(&mut self, ty: &TypeExpr, position: &str) -> Option<String> {
+        let known = match ty.kind.as_str() {
+            "basic" => basic(&ty.name).map(str::to_owned),
+            "pointer" => return self.rust_type(ty.elem.as_deref()?, position),
+            "slice" => {
+                let elem = ty.elem.as_deref()?;
+                if elem.kind == "basic" && ["byte", "uint8"].contains(&elem.name.as_str()) {
+                    Some("Vec<u8>".to_owned())
+                } else {
+                    Some(format!("Vec<{}>", self.rust_type(elem, position)?))
+                }
+            }
+            "array" => Some(format!("[{}; {}]", self.rust_type(ty.elem.as_deref()?, position)?, ty.len)),
+            "map" => {
+                let key = ty.key.as_deref()?;
+                let key = if is_string(key) { "String".to_owned() } else { self.rust_type(key, position)? };
+                Some(format!("std::collections::BTreeMap<{key}, {}>", self.rust_type(ty.elem.as_deref()?, position)?))
+            }
+            "interface" => Some("serde_json::Value".to_owned()),
+            "named" if ty.package == self.package.path => {
+                self.used.insert(ty.name.clone());
+                Some(ty.name.clone())
+            }
+            "named" => match kubernetes_type(&ty.package, &ty.name) {
+                Some(path) => Some(path),
+                None => match ty.underlying.as_deref() {
+                    Some(underlying) => return self.rust_type(underlying, position),
+                    None => None,
+                },
+            },
+            _ => None,
+        };
+        if known.is_none() {
+            let name = if ty.package.is_empty() { ty.name.clone() } else { format!("{}.{}", ty.package, ty.name) };
+            self.problems.push(format!("{position}: the importer knows no Rust type for the Go type {} ({})", if name.is_empty() { &ty.kind } else { &name }, ty.kind));
+        }
+        known
+    }
+}
+
+const OPTIONAL: [&str; 3] = ["optional", "k8s:optional", "kubebuilder:validation:Optional"];
+/// The markers whose meaning the one word of requiredness says (`+k8s:required` is
+/// `non_empty`, which says more).
+const REQUIREDNESS: [&str; 5] = [
+    "optional",
+    "k8s:optional",
+    "kubebuilder:validation:Optional",
+    "required",
+    "kubebuilder:validation:Required",
+];
+
+/// `text` with the paths of the types it names from other crates shortened to their names,
+/// and the `use` lines that import them; a name two paths share, or that a local type
+/// has, stays a path.
+fn shortened(text: &str, local: &BTreeMap<String, String>) -> (Vec<String>, String) {
+    let mut paths = BTreeSet::new();
+    for start in ["k8s_openapi::", "std::collections::"] {
+        let mut rest = text;
+        while let Some(at) = rest.find(start) {
+            let path: String = rest[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':')
+                .collect();
+            rest = &rest[at + path.len()..];
+            paths.insert(path);
+        }
+    }
+    let last = |path: &str| path.rsplit("::").next().unwrap_or_default().to_owned();
+    let mut uses = Vec::new();
+    let mut text = text.to_owned();
+    for path in &paths {
+        let name = last(path);
+        let shared = paths.iter().filter(|other| last(other) == name).count() > 1;
+        if shared || local.contains_key(&name) {
+            continue;
+        }
+        text = replace_path(&text, path, &name);
+        uses.push(format!("use {path};"));
+    }
+    (uses, text)
+}
+
+/// `text` with each whole occurrence of `path` replaced by `name`.
+fn replace_path(text: &str, path: &str, name: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(path) {
+        let after = rest[at + path.len()..].chars().next();
+        let whole = !after.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == ':');
+        out.push_str(&rest[..at]);
+        out.push_str(if whole { name } else { path });
+        rest = &rest[at + path.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `metav1.TypeMeta` and `metav1.ObjectMeta`, which the kind's root object has already.
+fn is_object_header(field: &Field) -> bool {
+    field.ty.package == META && ["TypeMeta", "ObjectMeta"].contains(&field.ty.name.as_str())
+        || (field.ty.kind == "pointer"
+            && field.ty.elem.as_deref().is_some_and(|e| e.package == META && e.name == "ObjectMeta"))
+}
+
+const META: &str = "k8s.io/apimachinery/pkg/apis/meta/v1";
+
+fn local_struct_name(ty: &TypeExpr) -> Option<&str> {
+    let ty = if ty.kind == "pointer" { ty.elem.as_deref()? } else { ty };
+    (ty.kind == "named").then_some(ty.name.as_str())
+}
+
+/// A struct Go writes as JSON itself (`MarshalJSON`) as a newtype of the JSON its
+/// `+kubebuilder:validation:Type` says it is, which serde writes as it is.
+fn self_marshalled(ty: &Type) -> String {
+    let json_type = ty
+        .markers
+        .get("kubebuilder:validation:Type")
+        .and_then(|values| values.first()?.as_str());
+    let inner = match json_type {
+        Some("string") => "String",
+        Some("integer") => "i64",
+        Some("number") => "f64",
+        Some("boolean") => "bool",
+        _ => "serde_json::Value",
+    };
+    format!(
+        "// Go writes {} as JSON itself (`MarshalJSON`): here it is the JSON it writes.\npub struct {}(pub {inner});\n",
+        ty.name, ty.name
+    )
+}
+
+/// Whether the type is or holds a float.
+fn has_float(ty: &TypeExpr) -> bool {
+    (ty.kind == "basic" && ty.name.starts_with("float"))
+        || [&ty.elem, &ty.key, &ty.underlying]
+            .into_iter()
+            .flatten()
+            .any(|inner| has_float(inner))
+}
+
+fn is_string(ty: &TypeExpr) -> bool {
+    (ty.kind == "basic" && ty.name == "string")
+        || ty.underlying.as_deref().is_some_and(|u| u.kind == "basic" && u.name == "string")
+}
+
+fn basic(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "string" => "String",
+        "bool" => "bool",
+        "int8" => "i8",
+        "int16" => "i16",
+        "int32" => "i32",
+        "int64" | "int" => "i64",
+        "uint8" | "byte" => "u8",
+        "uint16" => "u16",
+        "uint32" => "u32",
+        "uint64" | "uint" => "u64",
+        "float32" => "f32",
+        "float64" => "f64",
+        _ => return None,
+    })
+}
+
+/// The k8s-openapi path of a Kubernetes Go type with its own schema (a struct, or one of
+/// apimachinery's types with custom JSON); `None` for the rest, which import as their
+/// underlying type (a `corev1.ResourceList` is a map).
+fn kubernetes_type(package: &str, name: &str) -> Option<String> {
+    if package == META && name == "Duration" {
+        // A string ("1h30m") in JSON and in its schema; k8s-openapi has no type for it.
+        return Some("String".to_owned());
+    }
+    if package == "k8s.io/apimachinery/pkg/types" {
+        return None;
+    }
+    let module = if let Some(rest) = package.strip_prefix("k8s.io/api/") {
+        format!("k8s_openapi::api::{}", rest.replace('/', "::"))
+    } else if let Some(rest) = package.strip_prefix("k8s.io/apimachinery/") {
+        format!("k8s_openapi::apimachinery::{}", rest.replace('/', "::"))
+    } else if let Some(rest) = package.strip_prefix("k8s.io/apiextensions-apiserver/") {
+        format!("k8s_openapi::apiextensions_apiserver::{}", rest.replace('/', "::"))
+    } else {
+        return None;
+    };
+    Some(format!("{module}::{name}"))
+}
+
+/// The stem of a `file:line` position's file (`cronjob_types`).
+fn file_stem(position: &str) -> String {
+    let file = position.rsplit_once(':').map_or(position, |(file, _)| file);
+    Path::new(file)
+        .file_stem()
+        .map(|stem| stem.to_string_lossy().replace(['.', '-'], "_"))
+        .unwrap_or_default()
+}
+
+/// Doc comment lines, each `///` at `indent`.
+fn doc(text: &str, indent: &str) -> String {
+    if text.trim().is_empty() {
+        return String::new();
+    }
+    text.lines()
+        .map(|line| {
+            let line = line.trim_end();
+            if line.is_empty() {
+                format!("{indent}///\n")
+            } else {
+                format!("{indent}/// {line}\n")
+            }
+        })
+        .collect()
+}
+
+/// Plain comment lines (`//`), which no description is taken from.
+fn comment(text: &str) -> String {
+    text.lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| format!("// {}\n", line.trim_end()))
+        .collect()
+}
+
+/// A unit variant's name for an enum value: its words in UpperCamelCase (`Allow`, `IfNotPresent`,
+/// `scale-down` → `ScaleDown`).
+fn variant_name(value: &str) -> String {
+    let mut name = String::new();
+    for word in value.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()) {
+        let mut chars = word.chars();
+        if let Some(first) = chars.next() {
+            name.extend(first.to_uppercase());
+            name.push_str(chars.as_str());
+        }
+    }
+    if name.is_empty() || name.starts_with(|c: char| c.is_ascii_digit()) {
+        name.insert(0, 'V');
+    }
+    name
+}
+
+/// The Rust field name for a JSON name, and whether serde needs a `rename` to write it.
+fn field_ident(json: &str) -> (String, bool) {
+    let cleaned: String = json.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    let mut name = snake_case(&cleaned);
+    if name.starts_with(|c: char| c.is_ascii_digit()) || name.is_empty() {
+        name.insert(0, '_');
+    }
+    let name = ident(&name);
+    let renamed = camel_case(&name) != json;
+    (name, renamed)
+}
+
+/// `name`, raw (`r#type`) when it is a keyword; `self`, `super`, `crate` and `Self`,
+/// which cannot be raw, get a trailing `_`.
+fn ident(name: &str) -> String {
+    if ["self", "super", "crate", "Self"].contains(&name) {
+        return format!("{name}_");
+    }
+    if KEYWORDS.contains(&name) {
+        return format!("r#{name}");
+    }
+    name.to_owned()
+}
+
+const KEYWORDS: &[&str] = &[
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "do",
+    "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in",
+    "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
+    "return", "static", "struct", "trait", "true", "try", "type", "typeof", "unsafe",
+    "unsized", "use", "virtual", "where", "while", "yield",
+];
