@@ -17,7 +17,10 @@ import (
 	"os"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
+
+	"golang.org/x/tools/go/packages"
 
 	"sigs.k8s.io/controller-tools/pkg/applyconfiguration"
 	"sigs.k8s.io/controller-tools/pkg/crd"
@@ -141,18 +144,28 @@ func read(roots []string) (*Model, error) {
 	}
 	model := &Model{Packages: []Package{}, UnknownMarkers: []Unknown{}}
 	var failures []string
-	// Type-checks each package after the packages it refers to, as controller-gen does.
-	checker := &loader.TypeChecker{}
+	// Type-checks each package after the packages it refers to, as controller-gen's crd
+	// generator does.
+	checker := &loader.TypeChecker{NodeFilters: []loader.NodeFilter{crd.Generator{}.CheckFilter()}}
 	for _, pkg := range pkgs {
 		checker.Check(pkg)
 		seen := map[string]bool{}
+		failed := false
+		api := isAPIPackage(collector, pkg)
 		for _, problem := range pkg.Errors {
+			// controller-gen ignores type errors (its type-checking is partial); those
+			// outside an API package's type declarations do not change what it reads, and
+			// neither does it read them here. One inside such a declaration does.
+			if problem.Kind == packages.TypeError && !(api && inTypeDeclaration(pkg, problem.Pos)) {
+				continue
+			}
+			failed = true
 			if !seen[problem.Error()] {
 				seen[problem.Error()] = true
 				failures = append(failures, problem.Error())
 			}
 		}
-		if len(pkg.Errors) > 0 {
+		if failed {
 			continue
 		}
 		read, unknown, err := readPackage(collector, pkg)
@@ -167,6 +180,62 @@ func read(roots []string) (*Model, error) {
 		return nil, fmt.Errorf("%s", strings.Join(failures, "\n"))
 	}
 	return model, nil
+}
+
+// isAPIPackage tells whether the package declares an API group (`+groupName`).
+func isAPIPackage(collector *markers.Collector, pkg *loader.Package) bool {
+	found, err := markers.PackageMarkers(collector, pkg)
+	return err == nil && found.Get("groupName") != nil
+}
+
+// inTypeDeclaration tells whether the `file:line:col` position is inside one of the
+// package's type declarations, interfaces and untagged fields aside (controller-gen does
+// not check them).
+func inTypeDeclaration(pkg *loader.Package, pos string) bool {
+	parts := strings.Split(pos, ":")
+	if len(parts) < 2 {
+		return true
+	}
+	file := strings.Join(parts[:len(parts)-2], ":")
+	line, err := strconv.Atoi(parts[len(parts)-2])
+	if err != nil {
+		return true
+	}
+	for _, syntax := range pkg.Syntax {
+		if pkg.Fset.Position(syntax.Pos()).Filename != file {
+			continue
+		}
+		for _, decl := range syntax.Decls {
+			gen, ok := decl.(*ast.GenDecl)
+			if !ok || gen.Tok != token.TYPE {
+				continue
+			}
+			for _, spec := range gen.Specs {
+				typeSpec := spec.(*ast.TypeSpec)
+				if _, isInterface := typeSpec.Type.(*ast.InterfaceType); isInterface {
+					continue
+				}
+				within := func(node ast.Node) bool {
+					return pkg.Fset.Position(node.Pos()).Line <= line && line <= pkg.Fset.Position(node.End()).Line
+				}
+				if !within(typeSpec) {
+					continue
+				}
+				// Fields without a JSON tag are not checked either (the type marshals
+				// itself).
+				if structType, isStruct := typeSpec.Type.(*ast.StructType); isStruct {
+					for _, field := range structType.Fields.List {
+						if within(field) {
+							_, tagged := loader.ParseAstTag(field.Tag).Lookup("json")
+							return tagged
+						}
+					}
+				}
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func readPackage(collector *markers.Collector, pkg *loader.Package) (Package, []Unknown, error) {
@@ -209,7 +278,14 @@ func readType(pkg *loader.Package, info *markers.TypeInfo) Type {
 		Methods:  []string{},
 	}
 	if object := pkg.TypesInfo.Defs[info.RawSpec.Name]; object != nil {
+		// The type as declared (`type HTTPHeaderName HeaderName` names HeaderName, whose
+		// markers controller-gen applies too), a struct or interface as such.
 		typ.Underlying = expr(object.Type().Underlying())
+		if declared := pkg.TypesInfo.TypeOf(info.RawSpec.Type); declared != nil {
+			if _, isNamed := declared.(*types.Named); isNamed {
+				typ.Underlying = expr(declared)
+			}
+		}
 		if named, ok := object.Type().(*types.Named); ok {
 			for i := 0; i < named.NumMethods(); i++ {
 				typ.Methods = append(typ.Methods, named.Method(i).Name())

@@ -43,6 +43,9 @@ pub struct Args {
     /// Use the kubebuilder crates of the checkout at this path instead of crates.io.
     #[arg(long, value_name = "CHECKOUT")]
     pub local: Option<PathBuf>,
+    /// The Go packages to read, as controller-gen's `paths=` (repeatable).
+    #[arg(long = "paths", value_name = "PATTERN", default_value = "./...")]
+    pub paths: Vec<String>,
     /// Allow float fields, as the Go project's `controller-gen crd:allowDangerousTypes=true`
     /// does: each gets `allow_dangerous_types`.
     #[arg(long)]
@@ -54,7 +57,7 @@ pub fn run(args: &Args) -> Result<()> {
     let options = rust::Options {
         allow_dangerous_types: args.allow_dangerous_types,
     };
-    let imported = read(&args.go_project, options)?;
+    let imported = read(&args.go_project, &args.paths, options)?;
     let made = write(args, &imported)?;
     eprintln!(
         "import go: {} kinds in {} group versions, in {}. Next:\n  cd {}\n  cargo xtask test",
@@ -70,6 +73,10 @@ pub fn run(args: &Args) -> Result<()> {
 pub struct Imported {
     /// The API packages, by group and version.
     pub versions: Vec<Version>,
+    /// The domain of the groups (`<group>.<domain>`).
+    domain: String,
+    /// Whether the versions go under their groups (`api/src/<group>/<version>/`).
+    multigroup: bool,
     /// The Go project's PROJECT file, when it has one.
     project: Option<GoProject>,
     /// The RBAC rules of each controller file (its stem), as Rust attributes.
@@ -85,20 +92,39 @@ impl Imported {
 }
 
 /// Reads and translates the Go project at `dir`; every problem at once, or the translation.
-pub fn read(dir: &Path, options: rust::Options) -> Result<Imported> {
-    let mut model = goimport(dir)?;
+pub fn read(dir: &Path, paths: &[String], options: rust::Options) -> Result<Imported> {
+    let project = GoProject::read(dir)?;
+    let mut model = goimport(dir, paths)?;
     share_resource_markers(&mut model);
-    let translator = Translator::new();
-    let mut problems: Problems = model
-        .unknown_markers
+    report_unrecognised(&model.unknown_markers);
+    let api: BTreeMap<&str, (String, String)> = model
+        .packages
         .iter()
-        .map(|unknown| {
-            format!(
-                "{}: {}: no marker of controller-gen's generators is spelled so",
-                unknown.position, unknown.text
-            )
+        .filter_map(|package| Some((package.path.as_str(), rust::group_version(package)?)))
+        .collect();
+    if api.is_empty() {
+        bail!(
+            "{} has no API package (a Go package whose doc comment says `+groupName=...`)",
+            dir.display()
+        );
+    }
+    let groups: std::collections::BTreeSet<&str> = api.values().map(|(g, _)| g.as_str()).collect();
+    let domain = domain(&groups, project.as_ref())?;
+    // Several groups' versions would share `api/src/<version>/` in the single-group layout.
+    let multigroup = groups.len() > 1 || project.as_ref().is_some_and(|p| p.multigroup);
+    let modules: rust::Modules = api
+        .iter()
+        .map(|(path, (group, version))| {
+            let module = if multigroup {
+                format!("crate::{}::{version}", layout::group_module_name(group))
+            } else {
+                format!("crate::{version}")
+            };
+            ((*path).to_owned(), module)
         })
         .collect();
+    let translator = Translator::new();
+    let mut problems = Problems::new();
     let mut versions = Vec::new();
     let mut rbac = BTreeMap::new();
     for package in &model.packages {
@@ -108,7 +134,7 @@ pub fn read(dir: &Path, options: rust::Options) -> Result<Imported> {
                 package.path
             );
         }
-        if let Some(version) = rust::translate(package, &translator, options, &mut problems) {
+        if let Some(version) = rust::translate(package, &translator, options, &modules, &mut problems) {
             versions.push(version);
         }
         for (file, markers) in &package.file_markers {
@@ -125,17 +151,57 @@ pub fn read(dir: &Path, options: rust::Options) -> Result<Imported> {
             problems.join("\n")
         );
     }
-    if versions.is_empty() {
-        bail!(
-            "{} has no API package (a Go package whose doc comment says `+groupName=...`)",
-            dir.display()
-        );
-    }
     Ok(Imported {
         versions,
-        project: GoProject::read(dir)?,
+        domain,
+        multigroup,
+        project,
         rbac,
     })
+}
+
+/// The markers of Kubernetes' other code generators (client-gen, openapi-gen, ...), which
+/// controller-gen reads past: no CRD, role or webhook changes with them.
+const OTHER_GENERATORS: &[(&str, &str)] = &[
+    ("+genclient", "client-gen"),
+    ("+groupGoName", "client-gen"),
+    ("+k8s:openapi-gen", "openapi-gen"),
+    ("+k8s:openapi-model-package", "openapi-gen"),
+    ("+k8s:conversion-gen", "conversion-gen"),
+    ("+k8s:defaulter-gen", "defaulter-gen"),
+    ("+k8s:deepcopy-gen", "deepcopy-gen"),
+    ("+k8s:prerelease-lifecycle-gen", "prerelease-lifecycle-gen"),
+    ("+patchMergeKey", "strategic merge patch (openapi-gen)"),
+    ("+patchStrategy", "strategic merge patch (openapi-gen)"),
+    ("+unionDiscriminator", "openapi-gen"),
+    ("+unionMember", "openapi-gen"),
+    ("+enum", "openapi-gen"),
+];
+
+/// Says which `+` lines the import leaves, as controller-gen does: those of other
+/// generators by count, every other one (a typo, prose) with its place.
+fn report_unrecognised(unknown: &[model::Unknown]) {
+    let mut others: BTreeMap<&str, (&str, usize)> = BTreeMap::new();
+    for line in unknown {
+        let name = line.text.split(['=', ' ', ',']).next().unwrap_or_default();
+        let generator = OTHER_GENERATORS
+            .iter()
+            .find(|(prefix, _)| name == *prefix || name.starts_with(&format!("{prefix}:")));
+        match generator {
+            Some((prefix, generator)) => others.entry(prefix).or_insert((generator, 0)).1 += 1,
+            None => eprintln!(
+                "import go: {}: `{}` is no marker controller-gen knows; it reads past it, and so \
+                 does the import",
+                line.position, line.text
+            ),
+        }
+    }
+    for (prefix, (generator, count)) in others {
+        eprintln!(
+            "import go: {count} × {prefix} ({generator}'s marker; no CRD, role or webhook \
+             changes with it): left out"
+        );
+    }
 }
 
 /// Gives every version of a kind the `+kubebuilder:resource` marker one of them carries:
@@ -169,11 +235,11 @@ fn share_resource_markers(model: &mut Model) {
 }
 
 /// Runs `goimport` on every package of the module at `dir`.
-fn goimport(dir: &Path) -> Result<Model> {
+fn goimport(dir: &Path, paths: &[String]) -> Result<Model> {
     let binary = crate::tools::GOIMPORT.binary()?;
     let output = Command::new(&binary)
         .current_dir(dir)
-        .arg("./...")
+        .args(paths)
         .output()
         .with_context(|| format!("running {}", binary.display()))?;
     if !output.status.success() {
@@ -251,9 +317,9 @@ impl GoProject {
 
 /// The domain the groups share: PROJECT's when every group is under it, else the groups'
 /// longest common suffix that leaves each a name of its own.
-fn domain(imported: &Imported) -> Result<String> {
-    let groups: Vec<&str> = imported.versions.iter().map(|v| v.group.as_str()).collect();
-    if let Some(project) = &imported.project
+fn domain(groups: &std::collections::BTreeSet<&str>, project: Option<&GoProject>) -> Result<String> {
+    let groups: Vec<&str> = groups.iter().copied().collect();
+    if let Some(project) = project
         && !project.domain.is_empty()
         && groups
             .iter()
@@ -325,7 +391,7 @@ fn write(args: &Args, imported: &Imported) -> Result<PathBuf> {
 
 /// `init`, `create api` for every kind, the imported types and RBAC, then `manifests`.
 fn make(root: &Path, name: &str, args: &Args, imported: &Imported) -> Result<()> {
-    let domain = domain(imported)?;
+    let domain = imported.domain.clone();
     scaffold::apply(init::plan(&init::Args {
         dir: root.to_owned(),
         domain: domain.clone(),
@@ -335,10 +401,7 @@ fn make(root: &Path, name: &str, args: &Args, imported: &Imported) -> Result<()>
         license: init::License::None,
         owner: None,
     })?)?;
-    // Several groups' versions would share `api/src/<version>/` in the single-group layout.
-    let groups: std::collections::BTreeSet<&str> =
-        imported.versions.iter().map(|v| v.group.as_str()).collect();
-    if groups.len() > 1 || imported.project.as_ref().is_some_and(|p| p.multigroup) {
+    if imported.multigroup {
         scaffold::apply(scaffold::edit::plan(
             root,
             &scaffold::edit::Args {

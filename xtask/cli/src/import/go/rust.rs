@@ -49,13 +49,13 @@ pub struct Options {
     pub allow_dangerous_types: bool,
 }
 
-/// The Rust of `package`, or `None` when it is not an API package (no `+groupName`).
-pub fn translate(
-    package: &Package,
-    translator: &Translator,
-    options: Options,
-    problems: &mut Problems,
-) -> Option<Version> {
+/// The Rust module of each imported Go package (`crate::gateway::v1`), by import path.
+pub type Modules = BTreeMap<String, String>;
+
+/// The API group and version a Go package declares (`+groupName`, `+versionName` or the
+/// directory's name); `None` for a package that is no API version, or one controller-gen
+/// skips (`+kubebuilder:skip`).
+pub fn group_version(package: &Package) -> Option<(String, String)> {
     if package.markers.contains_key(kubebuilder_attributes::skip::SPELLS) {
         return None;
     }
@@ -65,11 +65,24 @@ pub fn translate(
         .get("versionName")
         .and_then(|values| values.first()?.as_str().map(str::to_owned))
         .unwrap_or_else(|| package.path.rsplit('/').next().unwrap_or_default().to_owned());
+    Some((group, version))
+}
+
+/// The Rust of `package`, or `None` when it is not an API package (no `+groupName`).
+pub fn translate(
+    package: &Package,
+    translator: &Translator,
+    options: Options,
+    modules: &Modules,
+    problems: &mut Problems,
+) -> Option<Version> {
+    let (group, version) = group_version(package)?;
     let mut writer = Writer {
         package,
         translator,
         problems,
         options,
+        modules,
         group: &group,
         version: &version,
         heads: BTreeMap::new(),
@@ -94,16 +107,20 @@ pub fn translate(
     let files = by_file
         .into_iter()
         .map(|(stem, (items, used))| {
-            let elsewhere: Vec<&str> = used
-                .iter()
-                .filter(|name| declared_in.get(*name).is_some_and(|file| *file != stem))
-                .map(String::as_str)
-                .collect();
+            // Named through the file that declares them, not the version module's
+            // re-exports: no glob is resolved through another.
+            let mut elsewhere: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+            for name in &used {
+                if let Some(file) = declared_in.get(name).filter(|file| **file != stem) {
+                    elsewhere.entry(file.as_str()).or_default().push(name.as_str());
+                }
+            }
             let (mut uses, text) = shortened(&items.join("\n"), &declared_in);
-            match elsewhere.as_slice() {
-                [] => {}
-                [one] => uses.push(format!("use super::{one};")),
-                many => uses.push(format!("use super::{{{}}};", many.join(", "))),
+            for (file, names) in elsewhere {
+                uses.push(match names.as_slice() {
+                    [one] => format!("use super::{file}::{one};"),
+                    many => format!("use super::{file}::{{{}}};", many.join(", ")),
+                });
             }
             let uses = if uses.is_empty() { String::new() } else { format!("{}\n\n", uses.join("\n")) };
             let source = format!(
@@ -137,6 +154,7 @@ struct Writer<'a> {
     translator: &'a Translator,
     problems: &'a mut Problems,
     options: Options,
+    modules: &'a Modules,
     group: &'a str,
     version: &'a str,
     /// The resource attribute of each type that carries one, by type name.
@@ -161,10 +179,35 @@ impl Writer<'_> {
     /// Which type carries each kind's resource attribute.
     fn find_kinds(&mut self) {
         for ty in &self.package.types {
-            if !ty.is_root() || self.is_list(ty) || ty.underlying.kind != "struct" {
+            if !ty.is_root() || self.is_list(ty) {
+                continue;
+            }
+            if ty.underlying.kind != "struct" {
+                self.problems.push(format!(
+                    "{}: the kind {} is declared as the type {}.{}: the importer needs a kind \
+                     declared as a struct (with its spec and status fields)",
+                    ty.position, ty.name, ty.underlying.package, ty.underlying.name
+                ));
                 continue;
             }
             let own: Vec<&Field> = ty.fields.iter().filter(|f| !is_object_header(f)).collect();
+            for field in own.iter().filter(|f| ["spec", "status"].contains(&f.json_name())) {
+                let unspelled: Vec<&String> = field
+                    .markers
+                    .keys()
+                    .filter(|name| !REQUIREDNESS.contains(&name.as_str()))
+                    .collect();
+                if !unspelled.is_empty() {
+                    self.problems.push(format!(
+                        "{}: markers on the root object's `{}` field ({}): the resource \
+                         attribute cannot spell markers of the root's spec and status \
+                         properties yet",
+                        field.position,
+                        field.json_name(),
+                        unspelled.iter().map(|n| format!("+{n}")).collect::<Vec<_>>().join(", ")
+                    ));
+                }
+            }
             let named = |json: &str| own.iter().find(|f| f.json_name() == json);
             let spec = named("spec").and_then(|field| {
                 let name = local_struct_name(&field.ty)?;
@@ -252,29 +295,34 @@ impl Writer<'_> {
             let head = head.as_ref().expect("root markers come from a head");
             self.resource_args(&mut args, ty, head, markers, root_doc, position);
         }
-        // The type's own markers; on a spec-less root they are the root's, read above.
+        // The type's own markers; on a spec-less root they are the root's, read above. A
+        // spec struct's go in a schema attribute below the resource attribute.
+        let mut own = ArgList::default();
         if head.as_ref().is_none_or(|head| head.root != ty.name) {
             for (name, values) in &ty.markers {
                 if name == "kubebuilder:validation:Enum" && enum_values.is_some() {
                     continue;
                 }
-                if name == "k8s:enum" || name.starts_with("kubebuilder:object:") {
+                if is_generation_only(name) {
                     continue;
                 }
                 for value in values {
-                    self.schema_marker(&mut args, name, Target::Type, value, false, &ty.position);
+                    self.schema_marker(&mut own, name, Target::Type, value, false, &ty.position);
                 }
             }
         }
         if ty.underlying.kind != "struct" && has_float(&ty.underlying) {
-            self.dangerous(&mut args, &ty.position);
+            self.dangerous(&mut own, &ty.position);
         }
-        let attribute = if head.is_some() {
-            args.attribute("kubebuilder::resource", "")
-        } else if args.is_empty() {
-            "#[kubebuilder::schema]\n".to_owned()
-        } else {
-            args.attribute("kubebuilder::schema", "")
+        let attribute = match (head.is_some(), own.is_empty()) {
+            (true, true) => args.attribute("kubebuilder::resource", ""),
+            (true, false) => format!(
+                "{}{}",
+                args.attribute("kubebuilder::resource", ""),
+                own.attribute("kubebuilder::schema", "")
+            ),
+            (false, true) => "#[kubebuilder::schema]\n".to_owned(),
+            (false, false) => own.attribute("kubebuilder::schema", ""),
         };
         out.push_str(&attribute);
         if head.as_ref().is_some_and(|head| head.spec == Some("optional")) {
@@ -301,7 +349,7 @@ impl Writer<'_> {
     /// The values of a string type the markers make an enum of: its `Enum` marker's, else
     /// (with `+k8s:enum`) its constants'.
     fn enum_values(&self, ty: &Type) -> Option<Vec<String>> {
-        if ty.underlying.kind != "basic" || ty.underlying.name != "string" {
+        if !is_string(&ty.underlying) {
             return None;
         }
         if let Some(values) = ty.markers.get("kubebuilder:validation:Enum") {
@@ -484,7 +532,7 @@ impl Writer<'_> {
             for value in values {
                 let inner = unwrapped(value);
                 match name.as_str() {
-                    "kubebuilder:object:root" | "kubebuilder:object:generate" | "k8s:enum" => {}
+                    name if is_generation_only(name) => {}
                     "kubebuilder:resource" => {
                         let names = fields_of(inner, &[("Path", "path"), ("ShortName", "short_name"), ("Categories", "categories"), ("Singular", "singular"), ("Scope", "scope")]);
                         if !names.is_empty() {
@@ -540,6 +588,9 @@ impl Writer<'_> {
                 self.used.insert(ty.name.clone());
                 Some(ty.name.clone())
             }
+            "named" if self.modules.contains_key(&ty.package) => {
+                Some(format!("{}::{}", self.modules[&ty.package], ty.name))
+            }
             "named" => match kubernetes_type(&ty.package, &ty.name) {
                 Some(path) => Some(path),
                 None => match ty.underlying.as_deref() {
@@ -555,6 +606,15 @@ impl Writer<'_> {
         }
         known
     }
+}
+
+/// Markers that steer code generation only: the deepcopy and apply configuration
+/// generators' (the attributes derive `Clone`), and `+k8s:enum`, which the enum is.
+fn is_generation_only(name: &str) -> bool {
+    name == "k8s:enum"
+        || name.starts_with("kubebuilder:object:")
+        || name.starts_with("k8s:deepcopy-gen")
+        || name.starts_with("kubebuilder:ac:")
 }
 
 const OPTIONAL: [&str; 3] = ["optional", "k8s:optional", "kubebuilder:validation:Optional"];
@@ -573,7 +633,7 @@ const REQUIREDNESS: [&str; 5] = [
 /// has, stays a path.
 fn shortened(text: &str, local: &BTreeMap<String, String>) -> (Vec<String>, String) {
     let mut paths = BTreeSet::new();
-    for start in ["k8s_openapi::", "std::collections::"] {
+    for start in ["k8s_openapi::", "std::collections::", "crate::"] {
         let mut rest = text;
         while let Some(at) = rest.find(start) {
             let path: String = rest[at..]
