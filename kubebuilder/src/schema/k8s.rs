@@ -83,6 +83,7 @@ schemas_from_table! {
     k8s_openapi::api::core::v1::SecretKeySelector,
     k8s_openapi::api::core::v1::SecurityContext,
     k8s_openapi::api::core::v1::ServicePort,
+    k8s_openapi::api::core::v1::Taint,
     k8s_openapi::api::core::v1::Toleration,
     k8s_openapi::api::core::v1::TypedLocalObjectReference,
     k8s_openapi::api::core::v1::Volume,

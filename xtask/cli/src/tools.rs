@@ -100,7 +100,11 @@ impl GoProgram {
     }
 
     /// Writes the module into `module_dir` and builds it to `output`.
-    pub fn build(&self, module_dir: &std::path::Path, output: &std::path::Path) -> anyhow::Result<()> {
+    pub fn build(
+        &self,
+        module_dir: &std::path::Path,
+        output: &std::path::Path,
+    ) -> anyhow::Result<()> {
         use anyhow::Context as _;
         std::fs::create_dir_all(module_dir)
             .with_context(|| format!("creating {}", module_dir.display()))?;

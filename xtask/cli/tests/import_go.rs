@@ -1,14 +1,24 @@
-//! `goimport` (the Go side of `cargo kubebuilder import go`) on the conformance suite's Go
-//! module: it type-checks and reads every package, finds no unknown marker, and every marker
-//! it reads has a Rust spelling the importer can write.
+//! `cargo kubebuilder import go`: `goimport` reads every marker of the conformance suite's Go
+//! module with a Rust spelling; the module imports into a project whose CRDs are
+//! controller-gen's for the Go original, descriptions included, but for the differences
+//! listed in `import/DIFFERENCES.md`, and whose API crate builds; bad input is refused with
+//! its file and line, and nothing is written.
 
-use std::collections::BTreeSet;
-use std::path::Path;
+mod common;
+#[path = "../../../macros/tests/conformance/compare.rs"]
+#[allow(dead_code)]
+mod compare;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use kubebuilder_attributes::spellings::{self, Target};
 use kubebuilder_cli::tools;
 use serde_json::Value;
+
+use self::compare::Descriptions;
 
 /// Markers no argument spells, and what the importer writes for each instead.
 const TRANSLATED_OTHERWISE: [(&str, &str); 5] = [
@@ -28,6 +38,10 @@ const TRANSLATED_OTHERWISE: [(&str, &str); 5] = [
     ),
 ];
 
+fn conformance_module() -> PathBuf {
+    common::repo_root().join("macros/tests/conformance/go")
+}
+
 fn read(dir: &Path) -> Value {
     let goimport = tools::GOIMPORT.install().unwrap();
     let output = Command::new(goimport)
@@ -45,8 +59,7 @@ fn read(dir: &Path) -> Value {
 
 #[test]
 fn every_marker_of_the_conformance_module_has_a_rust_spelling() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../macros/tests/conformance/go");
-    let model = read(&dir);
+    let model = read(&conformance_module());
     assert_eq!(model["unknownMarkers"], serde_json::json!([]));
     let spelled: BTreeSet<(String, Target)> = spellings::all()
         .into_iter()
@@ -84,4 +97,260 @@ fn every_marker_of_the_conformance_module_has_a_rust_spelling() {
         read_markers.len()
     );
     assert!(read_markers.len() > 50, "{read_markers:?}");
+}
+
+/// `import go <go> <dir> <options>` as `cargo kubebuilder` runs it.
+fn import(go: &Path, dir: &Path, options: &str) -> anyhow::Result<()> {
+    let line = format!(
+        "import go {} {} --local {} {options}",
+        go.display(),
+        dir.display(),
+        common::repo_root().display()
+    );
+    let kubebuilder_cli::Command::Scaffold(kubebuilder_cli::scaffold::Command::Import { command }) =
+        common::parse(&line)
+    else {
+        panic!("{line} is not import");
+    };
+    kubebuilder_cli::import::run(&command)
+}
+
+/// controller-gen's CRDs for the Go packages `paths` of the module at `dir`, by name.
+fn controller_gen_crds(dir: &Path, options: &str, paths: &str) -> BTreeMap<String, Value> {
+    let output_dir = tempfile::tempdir().unwrap();
+    let output = Command::new(tools::CONTROLLER_GEN.install().unwrap())
+        .current_dir(dir)
+        .arg(format!("crd{options}"))
+        .arg(format!("paths={paths}"))
+        .arg(format!("output:crd:dir={}", output_dir.path().display()))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "controller-gen failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    crds_in(output_dir.path())
+}
+
+/// The CRDs of the YAML files in `dir`, by name.
+fn crds_in(dir: &Path) -> BTreeMap<String, Value> {
+    let mut crds = BTreeMap::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let text = fs::read_to_string(entry.unwrap().path()).unwrap();
+        let crd: Value = serde_saphyr::from_str(&text).unwrap();
+        crds.insert(crd["metadata"]["name"].as_str().unwrap().to_owned(), crd);
+    }
+    crds
+}
+
+/// The paths of `value`'s leaves (scalars, empty lists and maps).
+fn leaves(value: &Value) -> usize {
+    match value {
+        Value::Object(map) if !map.is_empty() => map.values().map(leaves).sum(),
+        Value::Array(items) if !items.is_empty() => items.iter().map(leaves).sum(),
+        _ => 1,
+    }
+}
+
+/// Every CRD of `ours` is controller-gen's (`theirs`) but for the rows of DIFFERENCES.md;
+/// prints, per CRD, the schema leaves equal of all.
+fn assert_round_trip(theirs: &BTreeMap<String, Value>, ours: &BTreeMap<String, Value>) {
+    let exceptions = compare::parse_exceptions(include_str!("import/DIFFERENCES.md"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let names: BTreeSet<&String> = theirs.keys().chain(ours.keys()).collect();
+    let mut found = Vec::new();
+    for name in names {
+        match (theirs.get(name), ours.get(name)) {
+            (Some(theirs), Some(ours)) => {
+                let differences = compare::differences(name, theirs, ours, Descriptions::Exact);
+                println!(
+                    "{name}: {} of {} leaves equal",
+                    leaves(theirs) - differences.len().min(leaves(theirs)),
+                    leaves(theirs)
+                );
+                found.extend(differences);
+            }
+            (theirs, ours) => found.push(compare::Difference {
+                crd: name.clone(),
+                path: Vec::new(),
+                controller_gen: theirs.cloned(),
+                ours: ours.cloned(),
+            }),
+        }
+    }
+    let verdict = compare::judge(found, &exceptions);
+    let mut report = String::new();
+    for difference in &verdict.unexcused {
+        report.push_str(&format!("\n{difference}"));
+    }
+    for id in &verdict.unused {
+        report.push_str(&format!(
+            "\n{id} in import/DIFFERENCES.md excuses no difference: remove it"
+        ));
+    }
+    assert!(
+        report.is_empty(),
+        "{} difference(s) from controller-gen not listed, {} stale row(s):{report}",
+        verdict.unexcused.len(),
+        verdict.unused.len()
+    );
+}
+
+#[test]
+fn the_conformance_module_imports_to_controller_gens_crds_and_builds() {
+    let dir = common::scratch_dir("import-conformance");
+    let project = dir.join("imported");
+    import(&conformance_module(), &project, "--allow-dangerous-types").unwrap();
+    let theirs = controller_gen_crds(&conformance_module(), ":allowDangerousTypes=true", "./...");
+    let ours = crds_in(&project.join("config/crd/bases"));
+    assert_round_trip(&theirs, &ours);
+
+    // The imported API is Rust that builds, as the manifests read it.
+    common::set_version(&project, "0.0.0-import-conformance");
+    let built = common::cargo(&project, &["build", "-p", "api"], &[]);
+    assert!(
+        built.status.success(),
+        "the imported api crate does not build:\n{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+}
+
+/// A Go module (the conformance module's `go.mod` and `go.sum`) with one API package
+/// `bad/v1`: its doc file and `types.go` holding `types`.
+fn module_with(types: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for file in ["go.mod", "go.sum"] {
+        fs::copy(conformance_module().join(file), dir.path().join(file)).unwrap();
+    }
+    let package = dir.path().join("bad/v1");
+    fs::create_dir_all(&package).unwrap();
+    fs::write(
+        package.join("doc.go"),
+        "// +groupName=bad.example.com\npackage v1\n",
+    )
+    .unwrap();
+    fs::write(
+        package.join("types.go"),
+        format!(
+            "package v1\n\nimport (\n\t\"time\"\n\n\tmetav1 \"k8s.io/apimachinery/pkg/apis/meta/v1\"\n)\n\n\
+             var _ time.Duration\n\n\
+             // +kubebuilder:object:root=true\ntype Thing struct {{\n\tmetav1.TypeMeta   `json:\",inline\"`\n\t\
+             metav1.ObjectMeta `json:\"metadata,omitempty\"`\n\tSpec ThingSpec `json:\"spec\"`\n}}\n\n{types}"
+        ),
+    )
+    .unwrap();
+    dir
+}
+
+/// Imports `types` (the spec of kind Thing, and what it needs) and expects the import to
+/// fail saying each of `said`, with nothing written.
+fn refused(types: &str, options: &str, said: &[&str]) {
+    let go = module_with(types);
+    let parent = tempfile::tempdir().unwrap();
+    let target = parent.path().join("imported");
+    let error = format!(
+        "{:#}",
+        import(go.path(), &target, options).expect_err("the import is refused")
+    );
+    for words in said {
+        assert!(error.contains(words), "{words:?} not in:\n{error}");
+    }
+    assert!(
+        fs::read_dir(parent.path()).unwrap().next().is_none(),
+        "the import left something in {}",
+        parent.path().display()
+    );
+}
+
+#[test]
+fn bad_input_is_refused_with_its_place_and_nothing_is_written() {
+    // A package that does not type-check where the types are.
+    refused(
+        "type ThingSpec struct {\n\tSize Missing `json:\"size\"`\n}\n",
+        "",
+        &[
+            "bad/v1/types.go:19",
+            "undefined: Missing",
+            "nothing was written",
+        ],
+    );
+    // A type the mapper does not know.
+    refused(
+        "type ThingSpec struct {\n\tAt time.Time `json:\"at\"`\n}\n",
+        "",
+        &[
+            "bad/v1/types.go:19",
+            "no Rust type for the Go type time.Time",
+        ],
+    );
+    // A float, which controller-gen refuses unless allowed.
+    refused(
+        "type ThingSpec struct {\n\tRatio float64 `json:\"ratio\"`\n}\n",
+        "",
+        &["bad/v1/types.go:19", "--allow-dangerous-types"],
+    );
+    // A marker the import cannot spell yet.
+    refused(
+        "type ThingSpec struct {\n\tSize string `json:\"size\"`\n}\n\n\
+         type ThingStatus struct {\n\tReady bool `json:\"ready\"`\n}\n\n\
+         // +kubebuilder:object:root=true\ntype Other struct {\n\tmetav1.TypeMeta   `json:\",inline\"`\n\t\
+         metav1.ObjectMeta `json:\"metadata,omitempty\"`\n\tSpec ThingSpec `json:\"spec\"`\n\t\
+         // +kubebuilder:default={ready: false}\n\tStatus ThingStatus `json:\"status,omitempty\"`\n}\n",
+        "",
+        &[
+            "bad/v1/types.go:32",
+            "+kubebuilder:default",
+            "`status` field",
+        ],
+    );
+}
+
+#[test]
+fn a_directory_with_files_is_refused_and_kept() {
+    let go = module_with("type ThingSpec struct {\n\tSize string `json:\"size\"`\n}\n");
+    let parent = tempfile::tempdir().unwrap();
+    let target = parent.path().join("imported");
+    fs::create_dir(&target).unwrap();
+    fs::write(target.join("notes.txt"), "mine").unwrap();
+    let error = import(go.path(), &target, "").expect_err("a directory with files is refused");
+    assert!(format!("{error:#}").contains("is not empty"), "{error:#}");
+    assert_eq!(
+        fs::read_to_string(target.join("notes.txt")).unwrap(),
+        "mine"
+    );
+    assert_eq!(fs::read_dir(&target).unwrap().count(), 1);
+    assert_eq!(fs::read_dir(parent.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn the_go_controllers_rbac_markers_are_the_reconcilers_rules() {
+    let go = module_with("type ThingSpec struct {\n\tSize string `json:\"size\"`\n}\n");
+    let controller = go.path().join("internal/controller");
+    fs::create_dir_all(&controller).unwrap();
+    fs::write(
+        controller.join("thing_controller.go"),
+        "package controller\n\n\
+         // +kubebuilder:rbac:groups=bad.example.com,resources=things,verbs=get;list;watch\n\
+         // +kubebuilder:rbac:groups=\"\",resources=pods,verbs=get;list\n\n\
+         // Reconcile reconciles Things.\nfunc Reconcile() {}\n",
+    )
+    .unwrap();
+    let parent = tempfile::tempdir().unwrap();
+    let project = parent.path().join("imported");
+    import(go.path(), &project, "").unwrap();
+    let reconciler =
+        fs::read_to_string(project.join("controller/src/thing/reconciler.rs")).unwrap();
+    assert!(
+        reconciler.contains(
+            "// The RBAC markers of the Go controller `thing_controller.go`.\n\
+             #[kubebuilder::rbac(groups = [\"bad.example.com\"], resources = [\"things\"], verbs = [\"get\", \"list\", \"watch\"])]\n\
+             #[kubebuilder::rbac(groups = [\"\"], resources = [\"pods\"], verbs = [\"get\", \"list\"])]\n\
+             pub struct ThingReconciler;"
+        ),
+        "{reconciler}"
+    );
+    let role = fs::read_to_string(project.join("config/rbac/role.yaml")).unwrap();
+    assert!(role.contains("- pods"), "{role}");
+    assert!(!role.contains("things/finalizers"), "{role}");
 }

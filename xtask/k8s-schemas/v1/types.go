@@ -49,6 +49,7 @@ type EmbeddedSpec struct {
 	CoreSecretKeySelector         *corev1.SecretKeySelector         `json:"io.k8s.api.core.v1.SecretKeySelector,omitempty"`
 	CoreSecurityContext           *corev1.SecurityContext           `json:"io.k8s.api.core.v1.SecurityContext,omitempty"`
 	CoreServicePort               *corev1.ServicePort               `json:"io.k8s.api.core.v1.ServicePort,omitempty"`
+	CoreTaint                     *corev1.Taint                     `json:"io.k8s.api.core.v1.Taint,omitempty"`
 	CoreToleration                *corev1.Toleration                `json:"io.k8s.api.core.v1.Toleration,omitempty"`
 	CoreTypedLocalObjectReference *corev1.TypedLocalObjectReference `json:"io.k8s.api.core.v1.TypedLocalObjectReference,omitempty"`
 	CoreVolume                    *corev1.Volume                    `json:"io.k8s.api.core.v1.Volume,omitempty"`

@@ -22,7 +22,7 @@ use kubebuilder::crd;
 use serde::Deserialize;
 use serde_json::Value;
 
-use self::markers::{Translator, fields_of, string_literal};
+use self::markers::{Translator, fields_of};
 use self::model::{Markers, Model};
 use self::rust::{KindDecl, Problems, Version};
 use crate::scaffold::names::snake_case;
@@ -128,13 +128,18 @@ pub fn read(dir: &Path, paths: &[String], options: rust::Options) -> Result<Impo
     let mut versions = Vec::new();
     let mut rbac = BTreeMap::new();
     for package in &model.packages {
-        if package.markers.contains_key(kubebuilder_attributes::skip::SPELLS) {
+        if package
+            .markers
+            .contains_key(kubebuilder_attributes::skip::SPELLS)
+        {
             eprintln!(
                 "import go: {} says +kubebuilder:skip (no CRD of it is generated): not imported",
                 package.path
             );
         }
-        if let Some(version) = rust::translate(package, &translator, options, &modules, &mut problems) {
+        if let Some(version) =
+            rust::translate(package, &translator, options, &modules, &mut problems)
+        {
             versions.push(version);
         }
         for (file, markers) in &package.file_markers {
@@ -217,18 +222,26 @@ fn share_resource_markers(model: &mut Model) {
     };
     let mut found: BTreeMap<(String, String), Vec<Value>> = BTreeMap::new();
     for package in &model.packages {
-        let Some(group) = group_of(package) else { continue };
+        let Some(group) = group_of(package) else {
+            continue;
+        };
         for ty in package.types.iter().filter(|ty| ty.is_root()) {
             if let Some(values) = ty.markers.get(RESOURCE) {
-                found.entry((group.clone(), ty.name.clone())).or_insert_with(|| values.clone());
+                found
+                    .entry((group.clone(), ty.name.clone()))
+                    .or_insert_with(|| values.clone());
             }
         }
     }
     for package in &mut model.packages {
-        let Some(group) = group_of(package) else { continue };
+        let Some(group) = group_of(package) else {
+            continue;
+        };
         for ty in package.types.iter_mut().filter(|ty| ty.is_root()) {
             if let Some(values) = found.get(&(group.clone(), ty.name.clone())) {
-                ty.markers.entry(RESOURCE.to_owned()).or_insert_with(|| values.clone());
+                ty.markers
+                    .entry(RESOURCE.to_owned())
+                    .or_insert_with(|| values.clone());
             }
         }
     }
@@ -297,8 +310,6 @@ struct GoResource {
     #[serde(default)]
     kind: String,
     #[serde(default)]
-    version: String,
-    #[serde(default)]
     controller: bool,
 }
 
@@ -317,7 +328,10 @@ impl GoProject {
 
 /// The domain the groups share: PROJECT's when every group is under it, else the groups'
 /// longest common suffix that leaves each a name of its own.
-fn domain(groups: &std::collections::BTreeSet<&str>, project: Option<&GoProject>) -> Result<String> {
+fn domain(
+    groups: &std::collections::BTreeSet<&str>,
+    project: Option<&GoProject>,
+) -> Result<String> {
     let groups: Vec<&str> = groups.iter().copied().collect();
     if let Some(project) = project
         && !project.domain.is_empty()
@@ -330,7 +344,11 @@ fn domain(groups: &std::collections::BTreeSet<&str>, project: Option<&GoProject>
     let split: Vec<Vec<&str>> = groups.iter().map(|g| g.rsplit('.').collect()).collect();
     let shortest = split.iter().map(Vec::len).min().unwrap_or(0);
     let mut common = 0;
-    while common + 1 < shortest && split.iter().all(|labels| labels[common] == split[0][common]) {
+    while common + 1 < shortest
+        && split
+            .iter()
+            .all(|labels| labels[common] == split[0][common])
+    {
         common += 1;
     }
     if common == 0 {
@@ -364,7 +382,9 @@ fn write(args: &Args, imported: &Imported) -> Result<PathBuf> {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default(),
     };
-    let parent = target.parent().context("the new project needs a parent directory")?;
+    let parent = target
+        .parent()
+        .context("the new project needs a parent directory")?;
     fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
     let staging = parent.join(format!(
         ".{}.import-{}",
@@ -487,7 +507,11 @@ fn write_version(
     version: &Version,
 ) -> Result<()> {
     let group = short_group(&version.group, domain);
-    let kind = &version.kinds.first().map(|k| k.kind.clone()).unwrap_or_default();
+    let kind = &version
+        .kinds
+        .first()
+        .map(|k| k.kind.clone())
+        .unwrap_or_default();
     let layout = layout::kind_layout(project, &group, kind);
     let dir = root.join(layout.api_dir(&version.version));
     fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
@@ -522,7 +546,9 @@ fn write_rbac(
     for resource in project.resources.iter().filter(|r| r.controller) {
         let layout = layout::kind_layout(project, &resource.group, &resource.kind);
         let snake = snake_case(&resource.kind);
-        let path = root.join(layout.controller_dir(&snake)).join("reconciler.rs");
+        let path = root
+            .join(layout.controller_dir(&snake))
+            .join("reconciler.rs");
         reconcilers.push((format!("{}_controller", resource.kind.to_lowercase()), path));
     }
     let mut leftover: Vec<String> = imported
@@ -533,31 +559,45 @@ fn write_rbac(
         .collect();
     for (stem, path) in &reconcilers {
         let mut rules = imported.rbac.get(stem).cloned().unwrap_or_default();
-        rules.append(&mut leftover);
-        let text = fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        fs::write(path, with_rules(&text, &rules))
+        let mut from = format!("the Go controller `{stem}.go`");
+        if !leftover.is_empty() {
+            from.push_str(" and of the Go files that are no kind's controller");
+            rules.append(&mut leftover);
+        }
+        let text =
+            fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+        fs::write(path, with_rules(&text, &rules, &from))
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }
 
-/// The reconciler's text with its `#[kubebuilder::rbac(...)]` attributes replaced.
-fn with_rules(text: &str, rules: &[String]) -> String {
-    let Some(start) = text.find("#[kubebuilder::rbac(") else {
+/// The reconciler's text with its `#[kubebuilder::rbac(...)]` attributes, and the
+/// comment lines above them, replaced by `rules` under a comment saying where they are from.
+fn with_rules(text: &str, rules: &[String], from: &str) -> String {
+    let Some(first) = text.find("#[kubebuilder::rbac(") else {
         return text.to_owned();
     };
-    let end = text[start..]
-        .rfind(")]\n")
-        .map(|at| start + at)
-        .and_then(|_| {
-            let struct_at = text.find("pub struct ")?;
-            text[..struct_at].rfind(")]\n").map(|at| at + 3)
-        })
-        .unwrap_or(start);
+    let Some(end) = text
+        .find("pub struct ")
+        .and_then(|at| text[..at].rfind(")]\n"))
+        .map(|at| at + 3)
+    else {
+        return text.to_owned();
+    };
+    // Back over the plain comment lines that introduce the scaffolded rules.
+    let mut start = first;
+    while let Some(line_start) = text[..start.saturating_sub(1)].rfind('\n').map(|at| at + 1) {
+        let line = &text[line_start..start];
+        if !line.starts_with("// ") {
+            break;
+        }
+        start = line_start;
+    }
     let written = if rules.is_empty() {
-        "// The Go controller had no RBAC markers.\n".to_owned()
+        format!("// {from} has no RBAC markers.\n")
     } else {
-        format!("{}\n", rules.join("\n"))
+        format!("// The RBAC markers of {from}.\n{}\n", rules.join("\n"))
     };
     format!("{}{written}{}", &text[..start], &text[end..])
 }
@@ -567,9 +607,4 @@ fn stem(file: &str) -> String {
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
-}
-
-#[allow(dead_code)]
-fn unused(_: Value) -> String {
-    string_literal("")
 }

@@ -68,7 +68,11 @@ impl GoProgram {
         if let Some(path) = given(self.env) {
             return Ok(path);
         }
-        let files: Vec<u8> = self.files.iter().flat_map(|(_, text)| text.bytes()).collect();
+        let files: Vec<u8> = self
+            .files
+            .iter()
+            .flat_map(|(_, text)| text.bytes())
+            .collect();
         let bin_dir = cache_dir(self.binary, &format!("{:016x}", fnv1a64(&files)));
         let path = bin_dir.join(self.binary);
         if path.is_file() {

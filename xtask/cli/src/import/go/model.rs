@@ -66,7 +66,6 @@ pub struct Field {
 /// A typed constant.
 #[derive(Debug, Deserialize)]
 pub struct Constant {
-    pub name: String,
     /// Go's exact spelling of the value (`"Allow"`, `3`).
     pub value: String,
     pub doc: String,

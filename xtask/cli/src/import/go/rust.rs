@@ -6,6 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+use kubebuilder::__private::schema::by_path;
 use kubebuilder_attributes::schema::camel_case;
 use kubebuilder_attributes::spellings::Target;
 use serde_json::Value;
@@ -56,15 +57,30 @@ pub type Modules = BTreeMap<String, String>;
 /// directory's name); `None` for a package that is no API version, or one controller-gen
 /// skips (`+kubebuilder:skip`).
 pub fn group_version(package: &Package) -> Option<(String, String)> {
-    if package.markers.contains_key(kubebuilder_attributes::skip::SPELLS) {
+    if package
+        .markers
+        .contains_key(kubebuilder_attributes::skip::SPELLS)
+    {
         return None;
     }
-    let group = package.markers.get("groupName")?.first()?.as_str()?.to_owned();
+    let group = package
+        .markers
+        .get("groupName")?
+        .first()?
+        .as_str()?
+        .to_owned();
     let version = package
         .markers
         .get("versionName")
         .and_then(|values| values.first()?.as_str().map(str::to_owned))
-        .unwrap_or_else(|| package.path.rsplit('/').next().unwrap_or_default().to_owned());
+        .unwrap_or_else(|| {
+            package
+                .path
+                .rsplit('/')
+                .next()
+                .unwrap_or_default()
+                .to_owned()
+        });
     Some((group, version))
 }
 
@@ -112,7 +128,10 @@ pub fn translate(
             let mut elsewhere: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
             for name in &used {
                 if let Some(file) = declared_in.get(name).filter(|file| **file != stem) {
-                    elsewhere.entry(file.as_str()).or_default().push(name.as_str());
+                    elsewhere
+                        .entry(file.as_str())
+                        .or_default()
+                        .push(name.as_str());
                 }
             }
             let (mut uses, text) = shortened(&items.join("\n"), &declared_in);
@@ -122,7 +141,11 @@ pub fn translate(
                     many => format!("use super::{file}::{{{}}};", many.join(", ")),
                 });
             }
-            let uses = if uses.is_empty() { String::new() } else { format!("{}\n\n", uses.join("\n")) };
+            let uses = if uses.is_empty() {
+                String::new()
+            } else {
+                format!("{}\n\n", uses.join("\n"))
+            };
             let source = format!(
                 "//! Imported from `{stem}.go` by `cargo kubebuilder import go`.\n\n{uses}{text}"
             );
@@ -191,7 +214,10 @@ impl Writer<'_> {
                 continue;
             }
             let own: Vec<&Field> = ty.fields.iter().filter(|f| !is_object_header(f)).collect();
-            for field in own.iter().filter(|f| ["spec", "status"].contains(&f.json_name())) {
+            for field in own
+                .iter()
+                .filter(|f| ["spec", "status"].contains(&f.json_name()))
+            {
                 let unspelled: Vec<&String> = field
                     .markers
                     .keys()
@@ -204,7 +230,11 @@ impl Writer<'_> {
                          properties yet",
                         field.position,
                         field.json_name(),
-                        unspelled.iter().map(|n| format!("+{n}")).collect::<Vec<_>>().join(", ")
+                        unspelled
+                            .iter()
+                            .map(|n| format!("+{n}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     ));
                 }
             }
@@ -213,7 +243,8 @@ impl Writer<'_> {
                 let name = local_struct_name(&field.ty)?;
                 self.local(name).map(|_| (name.to_owned(), *field))
             });
-            let status = named("status").and_then(|field| local_struct_name(&field.ty).map(str::to_owned));
+            let status =
+                named("status").and_then(|field| local_struct_name(&field.ty).map(str::to_owned));
             for field in own.iter().filter(|f| !f.doc.trim().is_empty()) {
                 if let Some(name) = local_struct_name(&field.ty) {
                     self.field_docs.insert(name.to_owned(), field.doc.clone());
@@ -245,11 +276,17 @@ impl Writer<'_> {
                     },
                 ),
             };
-            let resource = ty.markers.get("kubebuilder:resource").and_then(|v| v.first());
+            let resource = ty
+                .markers
+                .get("kubebuilder:resource")
+                .and_then(|v| v.first());
             let resource_field = |name: &str| {
-                resource
-                    .map(unwrapped)
-                    .and_then(|r| r.get(name)?.as_str().filter(|s| !s.is_empty()).map(str::to_owned))
+                resource.map(unwrapped).and_then(|r| {
+                    r.get(name)?
+                        .as_str()
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_owned)
+                })
             };
             self.kinds.push(KindDecl {
                 kind: ty.name.clone(),
@@ -287,7 +324,13 @@ impl Writer<'_> {
         let head = self.heads.get(&ty.name).cloned();
         let root_markers = head.as_ref().map(|head| {
             self.local(&head.root)
-                .map(|root| (root.markers.clone(), root.doc.clone(), root.position.clone()))
+                .map(|root| {
+                    (
+                        root.markers.clone(),
+                        root.doc.clone(),
+                        root.position.clone(),
+                    )
+                })
                 .unwrap_or_default()
         });
         let enum_values = self.enum_values(ty);
@@ -325,7 +368,10 @@ impl Writer<'_> {
             (false, false) => own.attribute("kubebuilder::schema", ""),
         };
         out.push_str(&attribute);
-        if head.as_ref().is_some_and(|head| head.spec == Some("optional")) {
+        if head
+            .as_ref()
+            .is_some_and(|head| head.spec == Some("optional"))
+        {
             // An optional spec is `Default` when absent.
             out.push_str("#[derive(Default)]\n");
         }
@@ -375,15 +421,19 @@ impl Writer<'_> {
         let constants = self.package.constants.get(&ty.name);
         let mut out = format!("pub enum {} {{\n", ty.name);
         for value in values {
-            let constant = constants.into_iter().flatten().find(|c| {
-                serde_json::from_str::<String>(&c.value).is_ok_and(|v| &v == value)
-            });
+            let constant = constants
+                .into_iter()
+                .flatten()
+                .find(|c| serde_json::from_str::<String>(&c.value).is_ok_and(|v| &v == value));
             if let Some(constant) = constant {
                 out.push_str(&doc(&constant.doc, "    "));
             }
             let variant = variant_name(value);
             if variant != *value {
-                out.push_str(&format!("    #[serde(rename = {})]\n", string_literal(value)));
+                out.push_str(&format!(
+                    "    #[serde(rename = {})]\n",
+                    string_literal(value)
+                ));
             }
             out.push_str(&format!("    {variant},\n"));
         }
@@ -418,17 +468,31 @@ impl Writer<'_> {
             // An embedded struct whose fields JSON inlines.
             let ty = self.rust_type(&field.ty, &field.position)?;
             let name = snake_case(ty.rsplit("::").next().unwrap_or(&ty));
-            out.push_str(&format!("    #[serde(flatten)]\n    pub {}: {ty},\n", ident(&name)));
+            out.push_str(&format!(
+                "    #[serde(flatten)]\n    pub {}: {ty},\n",
+                ident(&name)
+            ));
             return Some(out);
         }
-        let json = if json.is_empty() { field.name.as_str() } else { json };
+        let json = if json.is_empty() {
+            field.name.as_str()
+        } else {
+            json
+        };
         let mut args = ArgList::default();
         for (name, values) in &field.markers {
             if REQUIREDNESS.contains(&name.as_str()) {
                 continue;
             }
             for value in values {
-                self.schema_marker(&mut args, name, Target::Field, value, false, &field.position);
+                self.schema_marker(
+                    &mut args,
+                    name,
+                    Target::Field,
+                    value,
+                    false,
+                    &field.position,
+                );
             }
         }
         if has_float(&field.ty) {
@@ -436,15 +500,21 @@ impl Writer<'_> {
         }
         let optional = self.is_optional(field);
         let pointer = field.ty.kind == "pointer";
-        let target = if pointer { field.ty.elem.as_deref()? } else { &field.ty };
+        let target = if pointer {
+            field.ty.elem.as_deref()?
+        } else {
+            &field.ty
+        };
         let inner = self.rust_type(target, &field.position)?;
         // Go's zero value of these is what serde's `Default` gives: omitted when empty, as
         // `omitempty` omits it. Other types are optional as an `Option`.
         let plain = ["String", "Vec<", "std::collections::BTreeMap<", "["]
             .iter()
             .any(|start| inner.starts_with(start))
-            || ["bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64"]
-                .contains(&inner.as_str());
+            || [
+                "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64",
+            ]
+            .contains(&inner.as_str());
         let marked = |names: &[&str]| names.iter().any(|n| field.markers.contains_key(*n));
         // Requiredness is one word: `optional` where Go says so or where the Rust type
         // alone would make the field required, `required` where it would make it optional
@@ -454,18 +524,27 @@ impl Writer<'_> {
             (true, false) => Some("optional"),
             (true, true) => marked(&OPTIONAL).then_some("optional"),
             (false, true) => (!marked(&["k8s:required"])).then_some("required"),
-            (false, false) => marked(&["required", "kubebuilder:validation:Required"]).then_some("required"),
+            (false, false) => {
+                marked(&["required", "kubebuilder:validation:Required"]).then_some("required")
+            }
         };
         if let Some(word) = word {
             args.push(&[], word.to_owned());
         }
-        let ty = if as_option { format!("Option<{inner}>") } else { inner };
+        let ty = if as_option {
+            format!("Option<{inner}>")
+        } else {
+            inner
+        };
         if !args.is_empty() {
             out.push_str(&args.attribute("kubebuilder", "    "));
         }
         let (name, renamed) = field_ident(json);
         if renamed {
-            out.push_str(&format!("    #[serde(rename = {})]\n", string_literal(json)));
+            out.push_str(&format!(
+                "    #[serde(rename = {})]\n",
+                string_literal(json)
+            ));
         }
         out.push_str(&format!("    pub {name}: {ty},\n"));
         Some(out)
@@ -500,13 +579,26 @@ impl Writer<'_> {
         if has(&["required", "k8s:required"]) {
             return false;
         }
-        self.package.markers.contains_key("kubebuilder:validation:Optional")
+        self.package
+            .markers
+            .contains_key("kubebuilder:validation:Optional")
             || field.has_option("omitempty")
             || field.has_option("omitzero")
     }
 
-    fn schema_marker(&mut self, args: &mut ArgList, name: &str, target: Target, value: &Value, root: bool, position: &str) {
-        match self.translator.schema_marker(args, name, target, value, root) {
+    fn schema_marker(
+        &mut self,
+        args: &mut ArgList,
+        name: &str,
+        target: Target,
+        value: &Value,
+        root: bool,
+        position: &str,
+    ) {
+        match self
+            .translator
+            .schema_marker(args, name, target, value, root)
+        {
             Ok(Some(note)) => eprintln!("import go: {position}: {note}"),
             Ok(None) => {}
             Err(error) => self.problems.push(format!("{position}: +{name}: {error}")),
@@ -514,7 +606,15 @@ impl Writer<'_> {
     }
 
     /// The resource attribute's arguments: the kind's names, then the root's markers.
-    fn resource_args(&mut self, args: &mut ArgList, carrier: &Type, head: &Head, markers: &Markers, root_doc: &str, position: &str) {
+    fn resource_args(
+        &mut self,
+        args: &mut ArgList,
+        carrier: &Type,
+        head: &Head,
+        markers: &Markers,
+        root_doc: &str,
+        position: &str,
+    ) {
         args.push(&[], format!("group = {}", string_literal(self.group)));
         args.push(&[], format!("version = {}", string_literal(self.version)));
         args.push(&[], format!("kind = {}", string_literal(&head.root)));
@@ -534,29 +634,85 @@ impl Writer<'_> {
                 match name.as_str() {
                     name if is_generation_only(name) => {}
                     "kubebuilder:resource" => {
-                        let names = fields_of(inner, &[("Path", "path"), ("ShortName", "short_name"), ("Categories", "categories"), ("Singular", "singular"), ("Scope", "scope")]);
+                        let names = fields_of(
+                            inner,
+                            &[
+                                ("Path", "path"),
+                                ("ShortName", "short_name"),
+                                ("Categories", "categories"),
+                                ("Singular", "singular"),
+                                ("Scope", "scope"),
+                            ],
+                        );
                         if !names.is_empty() {
                             args.push(&[], format!("resource({names})"));
                         }
                     }
-                    "kubebuilder:subresource:status" => args.push(&["subresource"], "status".to_owned()),
+                    "kubebuilder:subresource:status" => {
+                        args.push(&["subresource"], "status".to_owned())
+                    }
                     "kubebuilder:subresource:scale" => args.push(
                         &["subresource"],
-                        format!("scale({})", fields_of(inner, &[("SpecPath", "spec_path"), ("StatusPath", "status_path"), ("SelectorPath", "selector_path")])),
+                        format!(
+                            "scale({})",
+                            fields_of(
+                                inner,
+                                &[
+                                    ("SpecPath", "spec_path"),
+                                    ("StatusPath", "status_path"),
+                                    ("SelectorPath", "selector_path")
+                                ]
+                            )
+                        ),
                     ),
                     "kubebuilder:printcolumn" => args.push(
                         &[],
-                        format!("printcolumn({})", fields_of(inner, &[("Name", "name"), ("Type", "type"), ("JSONPath", "json_path"), ("Description", "description"), ("Format", "format"), ("Priority", "priority")])),
+                        format!(
+                            "printcolumn({})",
+                            fields_of(
+                                inner,
+                                &[
+                                    ("Name", "name"),
+                                    ("Type", "type"),
+                                    ("JSONPath", "json_path"),
+                                    ("Description", "description"),
+                                    ("Format", "format"),
+                                    ("Priority", "priority")
+                                ]
+                            )
+                        ),
                     ),
                     "kubebuilder:storageversion" => args.push(&[], "storageversion".to_owned()),
                     "kubebuilder:unservedversion" => args.push(&[], "unservedversion".to_owned()),
                     "kubebuilder:skipversion" => args.push(&[], "skipversion".to_owned()),
                     "kubebuilder:deprecatedversion" => {
                         let warning = fields_of(inner, &[("Warning", "warning")]);
-                        args.push(&[], if warning.is_empty() { "deprecatedversion".to_owned() } else { format!("deprecatedversion({warning})") });
+                        args.push(
+                            &[],
+                            if warning.is_empty() {
+                                "deprecatedversion".to_owned()
+                            } else {
+                                format!("deprecatedversion({warning})")
+                            },
+                        );
                     }
-                    "kubebuilder:metadata" => args.push(&[], format!("metadata({})", fields_of(inner, &[("Annotations", "annotations"), ("Labels", "labels")]))),
-                    "kubebuilder:selectablefield" => args.push(&[], format!("selectablefield({})", fields_of(inner, &[("JSONPath", "json_path")]))),
+                    "kubebuilder:metadata" => args.push(
+                        &[],
+                        format!(
+                            "metadata({})",
+                            fields_of(
+                                inner,
+                                &[("Annotations", "annotations"), ("Labels", "labels")]
+                            )
+                        ),
+                    ),
+                    "kubebuilder:selectablefield" => args.push(
+                        &[],
+                        format!(
+                            "selectablefield({})",
+                            fields_of(inner, &[("JSONPath", "json_path")])
+                        ),
+                    ),
                     _ => self.schema_marker(args, name, Target::Type, value, true, position),
                 }
             }
@@ -577,11 +733,22 @@ impl Writer<'_> {
                     Some(format!("Vec<{}>", self.rust_type(elem, position)?))
                 }
             }
-            "array" => Some(format!("[{}; {}]", self.rust_type(ty.elem.as_deref()?, position)?, ty.len)),
+            "array" => Some(format!(
+                "[{}; {}]",
+                self.rust_type(ty.elem.as_deref()?, position)?,
+                ty.len
+            )),
             "map" => {
                 let key = ty.key.as_deref()?;
-                let key = if is_string(key) { "String".to_owned() } else { self.rust_type(key, position)? };
-                Some(format!("std::collections::BTreeMap<{key}, {}>", self.rust_type(ty.elem.as_deref()?, position)?))
+                let key = if is_string(key) {
+                    "String".to_owned()
+                } else {
+                    self.rust_type(key, position)?
+                };
+                Some(format!(
+                    "std::collections::BTreeMap<{key}, {}>",
+                    self.rust_type(ty.elem.as_deref()?, position)?
+                ))
             }
             "interface" => Some("serde_json::Value".to_owned()),
             "named" if ty.package == self.package.path => {
@@ -591,18 +758,36 @@ impl Writer<'_> {
             "named" if self.modules.contains_key(&ty.package) => {
                 Some(format!("{}::{}", self.modules[&ty.package], ty.name))
             }
+            // A named type of another package that is not a struct is its underlying type
+            // (`corev1.ResourceName` is a string, `corev1.ResourceList` a map).
+            "named" if ty.underlying.is_some() => {
+                return self.rust_type(ty.underlying.as_deref()?, position);
+            }
             "named" => match kubernetes_type(&ty.package, &ty.name) {
-                Some(path) => Some(path),
-                None => match ty.underlying.as_deref() {
-                    Some(underlying) => return self.rust_type(underlying, position),
-                    None => None,
-                },
+                Some(path) if path == "String" || by_path::leaf(&path).is_some() => Some(path),
+                Some(path) => {
+                    self.problems.push(format!(
+                        "{position}: {path} ({}.{}) is not among the Kubernetes types the \
+                         kubebuilder crate has schemas for (kubebuilder/src/schema/k8s.rs)",
+                        ty.package, ty.name
+                    ));
+                    return None;
+                }
+                None => None,
             },
             _ => None,
         };
         if known.is_none() {
-            let name = if ty.package.is_empty() { ty.name.clone() } else { format!("{}.{}", ty.package, ty.name) };
-            self.problems.push(format!("{position}: the importer knows no Rust type for the Go type {} ({})", if name.is_empty() { &ty.kind } else { &name }, ty.kind));
+            let name = if ty.package.is_empty() {
+                ty.name.clone()
+            } else {
+                format!("{}.{}", ty.package, ty.name)
+            };
+            self.problems.push(format!(
+                "{position}: the importer knows no Rust type for the Go type {} ({})",
+                if name.is_empty() { &ty.kind } else { &name },
+                ty.kind
+            ));
         }
         known
     }
@@ -617,7 +802,11 @@ fn is_generation_only(name: &str) -> bool {
         || name.starts_with("kubebuilder:ac:")
 }
 
-const OPTIONAL: [&str; 3] = ["optional", "k8s:optional", "kubebuilder:validation:Optional"];
+const OPTIONAL: [&str; 3] = [
+    "optional",
+    "k8s:optional",
+    "kubebuilder:validation:Optional",
+];
 /// The markers whose meaning the one word of requiredness says (`+k8s:required` is
 /// `non_empty`, which says more).
 const REQUIREDNESS: [&str; 5] = [
@@ -678,13 +867,21 @@ fn replace_path(text: &str, path: &str, name: &str) -> String {
 fn is_object_header(field: &Field) -> bool {
     field.ty.package == META && ["TypeMeta", "ObjectMeta"].contains(&field.ty.name.as_str())
         || (field.ty.kind == "pointer"
-            && field.ty.elem.as_deref().is_some_and(|e| e.package == META && e.name == "ObjectMeta"))
+            && field
+                .ty
+                .elem
+                .as_deref()
+                .is_some_and(|e| e.package == META && e.name == "ObjectMeta"))
 }
 
 const META: &str = "k8s.io/apimachinery/pkg/apis/meta/v1";
 
 fn local_struct_name(ty: &TypeExpr) -> Option<&str> {
-    let ty = if ty.kind == "pointer" { ty.elem.as_deref()? } else { ty };
+    let ty = if ty.kind == "pointer" {
+        ty.elem.as_deref()?
+    } else {
+        ty
+    };
     (ty.kind == "named").then_some(ty.name.as_str())
 }
 
@@ -719,7 +916,10 @@ fn has_float(ty: &TypeExpr) -> bool {
 
 fn is_string(ty: &TypeExpr) -> bool {
     (ty.kind == "basic" && ty.name == "string")
-        || ty.underlying.as_deref().is_some_and(|u| u.kind == "basic" && u.name == "string")
+        || ty
+            .underlying
+            .as_deref()
+            .is_some_and(|u| u.kind == "basic" && u.name == "string")
 }
 
 fn basic(name: &str) -> Option<&'static str> {
@@ -744,6 +944,9 @@ fn basic(name: &str) -> Option<&'static str> {
 /// apimachinery's types with custom JSON); `None` for the rest, which import as their
 /// underlying type (a `corev1.ResourceList` is a map).
 fn kubernetes_type(package: &str, name: &str) -> Option<String> {
+    if package == "k8s.io/apimachinery/pkg/util/intstr" && name == "Type" {
+        return None;
+    }
     if package == META && name == "Duration" {
         // A string ("1h30m") in JSON and in its schema; k8s-openapi has no type for it.
         return Some("String".to_owned());
@@ -756,7 +959,10 @@ fn kubernetes_type(package: &str, name: &str) -> Option<String> {
     } else if let Some(rest) = package.strip_prefix("k8s.io/apimachinery/") {
         format!("k8s_openapi::apimachinery::{}", rest.replace('/', "::"))
     } else if let Some(rest) = package.strip_prefix("k8s.io/apiextensions-apiserver/") {
-        format!("k8s_openapi::apiextensions_apiserver::{}", rest.replace('/', "::"))
+        format!(
+            "k8s_openapi::apiextensions_apiserver::{}",
+            rest.replace('/', "::")
+        )
     } else {
         return None;
     };
@@ -801,7 +1007,10 @@ fn comment(text: &str) -> String {
 /// `scale-down` → `ScaleDown`).
 fn variant_name(value: &str) -> String {
     let mut name = String::new();
-    for word in value.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()) {
+    for word in value
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty())
+    {
         let mut chars = word.chars();
         if let Some(first) = chars.next() {
             name.extend(first.to_uppercase());
@@ -816,7 +1025,10 @@ fn variant_name(value: &str) -> String {
 
 /// The Rust field name for a JSON name, and whether serde needs a `rename` to write it.
 fn field_ident(json: &str) -> (String, bool) {
-    let cleaned: String = json.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect();
+    let cleaned: String = json
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
     let mut name = snake_case(&cleaned);
     if name.starts_with(|c: char| c.is_ascii_digit()) || name.is_empty() {
         name.insert(0, '_');
@@ -839,9 +1051,9 @@ fn ident(name: &str) -> String {
 }
 
 const KEYWORDS: &[&str] = &[
-    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "do",
-    "dyn", "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in",
-    "let", "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref",
-    "return", "static", "struct", "trait", "true", "try", "type", "typeof", "unsafe",
-    "unsized", "use", "virtual", "where", "while", "yield",
+    "abstract", "as", "async", "await", "become", "box", "break", "const", "continue", "do", "dyn",
+    "else", "enum", "extern", "false", "final", "fn", "for", "gen", "if", "impl", "in", "let",
+    "loop", "macro", "match", "mod", "move", "mut", "override", "priv", "pub", "ref", "return",
+    "static", "struct", "trait", "true", "try", "type", "typeof", "unsafe", "unsized", "use",
+    "virtual", "where", "while", "yield",
 ];

@@ -51,6 +51,8 @@ type EmbeddedSpec struct {
 	// +optional
 	ServicePort *corev1.ServicePort `json:"servicePort,omitempty"`
 	// +optional
+	Taint *corev1.Taint `json:"taint,omitempty"`
+	// +optional
 	Toleration *corev1.Toleration `json:"toleration,omitempty"`
 	// +optional
 	TypedLocalObjectReference *corev1.TypedLocalObjectReference `json:"typedLocalObjectReference,omitempty"`
