@@ -267,6 +267,30 @@ pub struct Verdict {
     pub unused: Vec<String>,
 }
 
+impl Verdict {
+    /// Fails with every unexcused difference and every row of `list` that excused nothing.
+    pub fn assert_clean(&self, list: &str) {
+        for (id, difference) in &self.excused {
+            eprintln!("excused by {id}: {difference}");
+        }
+        let mut report = String::new();
+        for difference in &self.unexcused {
+            report.push_str(&format!("\n{difference}"));
+        }
+        for id in &self.unused {
+            report.push_str(&format!(
+                "\n{id} in {list} excuses no difference: remove it"
+            ));
+        }
+        assert!(
+            report.is_empty(),
+            "{} difference(s) from controller-gen not listed in {list}, {} stale row(s):{report}",
+            self.unexcused.len(),
+            self.unused.len()
+        );
+    }
+}
+
 pub fn judge(found: Vec<Difference>, exceptions: &[Exception]) -> Verdict {
     let mut verdict = Verdict {
         unexcused: Vec::new(),
