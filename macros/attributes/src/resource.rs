@@ -15,6 +15,7 @@ use syn::spanned::Spanned;
 use syn::{Ident, Item, LitStr};
 
 use crate::args::{self, Arg, Argument, Errors, Given};
+use crate::definitions::{DEFINITIONS, Group, Role};
 use crate::k8s_values::{did_you_mean, is_dns_label};
 use crate::markers::{self, Markers, Place};
 use crate::schema;
@@ -67,6 +68,13 @@ pub struct Resource {
     root_args: Vec<Arg>,
     /// The root object's markers.
     pub root_markers: Markers,
+    /// The arguments of `spec_field(...)` and `status_field(...)`.
+    spec_field_args: Vec<Arg>,
+    status_field_args: Vec<Arg>,
+    /// The markers of the root object's `spec` property (Go: those of its `Spec` field).
+    pub spec_field: Markers,
+    /// The markers of the root object's `status` property (Go: those of its `Status` field).
+    pub status_field: Markers,
 }
 
 /// `resource(...)`.
@@ -205,6 +213,14 @@ const ARGUMENTS: &[Argument<Resource>] = &[
     }),
     Argument::once("hub", |arg, r: &mut Resource, errors| {
         r.hub = Given::of(arg, arg.path(errors))
+    }),
+    Argument::repeated("spec_field", |arg, r: &mut Resource, errors| {
+        r.spec_field_args
+            .extend(arg.nested(errors).into_iter().flatten().cloned())
+    }),
+    Argument::repeated("status_field", |arg, r: &mut Resource, errors| {
+        r.status_field_args
+            .extend(arg.nested(errors).into_iter().flatten().cloned())
     }),
 ];
 
@@ -466,6 +482,24 @@ fn parse(args: &[Arg], errors: &mut Errors) -> Resource {
     let mut resource = Resource::default();
     let mentioned = args::read(args, ARGUMENTS, "", &mut resource, errors);
     resource.root_markers = markers::parse_root(&resource.root_args, errors);
+    resource.spec_field = property_markers("spec_field", &resource.spec_field_args, errors);
+    resource.status_field = property_markers("status_field", &resource.status_field_args, errors);
+    if resource.spec == SpecKind::None
+        && let Some(arg) = resource.spec_field_args.first()
+    {
+        errors.push(
+            arg.span(),
+            "with `spec = \"none\"` the root object has no `spec` property for `spec_field(...)`",
+        );
+    }
+    if resource.status.is_none()
+        && let Some(arg) = resource.status_field_args.first()
+    {
+        errors.push(
+            arg.span(),
+            "`status_field(...)` needs the status it describes: `status = Type`",
+        );
+    }
     for name in ["group", "version", "kind"] {
         if !mentioned.contains(&name) {
             errors.push(
@@ -478,6 +512,40 @@ fn parse(args: &[Arg], errors: &mut Errors) -> Resource {
         errors.push(hub.span, "a storage version is the hub itself; `hub` names the storage version from the other versions");
     }
     resource
+}
+
+/// The markers of `spec_field(...)` or `status_field(...)`: a field's, but those that say
+/// how the field itself is read (its requiredness is `spec = ...`; the status is optional).
+fn property_markers(list: &str, args: &[Arg], errors: &mut Errors) -> Markers {
+    let mut refused = false;
+    for arg in args {
+        let directive = DEFINITIONS.iter().any(|definition| {
+            definition.name == arg.key()
+                && definition.group == Group::Top
+                && matches!(definition.role, Role::Directive(_))
+        });
+        if directive {
+            refused = true;
+            errors.push(
+                arg.span(),
+                format!(
+                    "`{}` says how a field is read, which `{list}(...)` does not: it holds the \
+                     markers of the root's property (a spec's requiredness is `spec = \"optional\"`; \
+                     the status is always optional)",
+                    arg.key()
+                ),
+            );
+        }
+    }
+    let markers = markers::parse(args, Place::Field, errors);
+    if !refused && (markers.is_required(false) || !markers.is_required(true)) {
+        // `validation(optional)` or `validation(required)`, the directives' old spellings.
+        errors.push(
+            markers.required_span.unwrap_or_else(|| args[0].span()),
+            format!("`{list}(...)` takes no requiredness: a spec's is `spec = \"optional\"`, the status is always optional"),
+        );
+    }
+    markers
 }
 
 /// Reads a string argument and checks its value.

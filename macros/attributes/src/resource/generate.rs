@@ -415,8 +415,9 @@ impl Root<'_> {
         let Root { kind, spec, .. } = *self;
         let resource = self.resource;
         let schema = quote!(::kubebuilder::schema::Schema);
+        let (status_own, status_items) = resource.status_field.render();
         let status_schema = optional(resource.status.as_ref().map(|status| {
-            quote!(::kubebuilder::__private::schema::field(<#status as #schema>::node(), "", &[], &[]))
+            quote!(::kubebuilder::__private::schema::field(<#status as #schema>::node(), "", #status_own, #status_items))
         }));
         let hub = optional(resource.hub.as_ref().map(|hub| {
             let path = &hub.value;
@@ -425,7 +426,8 @@ impl Root<'_> {
             )))
         }));
         let (root_markers, _) = resource.root_markers.render();
-        let spec_node = quote!(::kubebuilder::__private::schema::field(<#spec as #schema>::node(), "", &[], &[]));
+        let (spec_own, spec_items) = resource.spec_field.render();
+        let spec_node = quote!(::kubebuilder::__private::schema::field(<#spec as #schema>::node(), "", #spec_own, #spec_items));
         let spec_schema = match resource.spec {
             SpecKind::Required => quote!(::kubebuilder::__private::crd::Spec::Required(#spec_node)),
             SpecKind::Optional => quote!(::kubebuilder::__private::crd::Spec::Optional(#spec_node)),
@@ -463,6 +465,20 @@ impl Root<'_> {
         let resource = self.resource;
         let root_shape = self.root_shape(names);
         let mut checks = resource.root_markers.checks(&root_shape);
+        let schema = quote!(::kubebuilder::schema::Schema);
+        let spec = self.spec;
+        checks.extend(
+            resource
+                .spec_field
+                .checks(&quote!(<#spec as #schema>::SHAPE)),
+        );
+        if let Some(status) = &resource.status {
+            checks.extend(
+                resource
+                    .status_field
+                    .checks(&quote!(<#status as #schema>::SHAPE)),
+            );
+        }
         let paths = resource
             .printer_columns
             .iter()

@@ -231,13 +231,16 @@ impl<'f> Versions<'f, '_> {
             &spec.typed.shape,
             status.as_ref().map(|s| s.shape),
         )?;
-        let spec_node = schema::field(spec.typed.node.clone(), "", &[], &[]);
+        let (spec_own, spec_items) = self.types.render(&resource.spec_field)?;
+        let spec_node = schema::field(spec.typed.node.clone(), "", spec_own, spec_items);
         let spec_schema = match resource.spec {
             SpecKind::Required => Spec::Required(spec_node),
             SpecKind::Optional => Spec::Optional(spec_node),
             SpecKind::None => Spec::TopLevel(spec.schema.clone()),
         };
-        let status_schema = status.map(|status| schema::field(status.node, "", &[], &[]));
+        let (status_own, status_items) = self.types.render(&resource.status_field)?;
+        let status_schema =
+            status.map(|status| schema::field(status.node, "", status_own, status_items));
         let (root_markers, _) = self.types.render(&resource.root_markers)?;
         let root = root::root_schema(&names.doc, spec_schema, status_schema, root_markers);
         let hub = match &resource.hub {
@@ -362,6 +365,10 @@ impl<'f> Versions<'f, '_> {
                 found.kind,
                 found.spec
             );
+        }
+        self.types.check_markers(&resource.spec_field, *spec)?;
+        if let Some(status) = status {
+            self.types.check_markers(&resource.status_field, status)?;
         }
         let root = self.root_shape(resource.spec, names, spec, status);
         self.types.check_markers(&resource.root_markers, root)?;

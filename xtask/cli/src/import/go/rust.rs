@@ -170,6 +170,10 @@ struct Head {
     /// `spec = "optional"` or `"none"`; `None` for the default.
     spec: Option<&'static str>,
     status: Option<String>,
+    /// The markers of the root's `spec` and `status` fields, requiredness aside, with
+    /// their places.
+    spec_field: Option<(Markers, String)>,
+    status_field: Option<(Markers, String)>,
 }
 
 struct Writer<'a> {
@@ -214,30 +218,6 @@ impl Writer<'_> {
                 continue;
             }
             let own: Vec<&Field> = ty.fields.iter().filter(|f| !is_object_header(f)).collect();
-            for field in own
-                .iter()
-                .filter(|f| ["spec", "status"].contains(&f.json_name()))
-            {
-                let unspelled: Vec<&String> = field
-                    .markers
-                    .keys()
-                    .filter(|name| !REQUIREDNESS.contains(&name.as_str()))
-                    .collect();
-                if !unspelled.is_empty() {
-                    self.problems.push(format!(
-                        "{}: markers on the root object's `{}` field ({}): the resource \
-                         attribute cannot spell markers of the root's spec and status \
-                         properties yet",
-                        field.position,
-                        field.json_name(),
-                        unspelled
-                            .iter()
-                            .map(|n| format!("+{n}"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ));
-                }
-            }
             let named = |json: &str| own.iter().find(|f| f.json_name() == json);
             let spec = named("spec").and_then(|field| {
                 let name = local_struct_name(&field.ty)?;
@@ -264,6 +244,8 @@ impl Writer<'_> {
                             root: ty.name.clone(),
                             spec: optional.then_some("optional"),
                             status,
+                            spec_field: property_markers(Some(spec_field)),
+                            status_field: property_markers(named("status").copied()),
                         },
                     )
                 }
@@ -273,6 +255,8 @@ impl Writer<'_> {
                         root: ty.name.clone(),
                         spec: Some("none"),
                         status: None,
+                        spec_field: None,
+                        status_field: None,
                     },
                 ),
             };
@@ -625,6 +609,20 @@ impl Writer<'_> {
         if let Some(spec) = head.spec {
             args.push(&[], format!("spec = {}", string_literal(spec)));
         }
+        for (list, field) in [
+            ("spec_field", &head.spec_field),
+            ("status_field", &head.status_field),
+        ] {
+            if let Some((markers, position)) = field {
+                let mut inner = ArgList::default();
+                for (name, values) in markers {
+                    for value in values {
+                        self.schema_marker(&mut inner, name, Target::Field, value, false, position);
+                    }
+                }
+                args.push(&[], format!("{list}({})", inner.render()));
+            }
+        }
         if !root_doc.is_empty() && head.root != carrier.name {
             args.push(&[], format!("doc = {}", string_literal(root_doc)));
         }
@@ -861,6 +859,19 @@ fn replace_path(text: &str, path: &str, name: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// A root field's markers but its requiredness (which `spec = ...` says), with its place;
+/// `None` without any.
+fn property_markers(field: Option<&Field>) -> Option<(Markers, String)> {
+    let field = field?;
+    let markers: Markers = field
+        .markers
+        .iter()
+        .filter(|(name, _)| !REQUIREDNESS.contains(&name.as_str()))
+        .map(|(name, values)| (name.clone(), values.clone()))
+        .collect();
+    (!markers.is_empty()).then(|| (markers, field.position.clone()))
 }
 
 /// `metav1.TypeMeta` and `metav1.ObjectMeta`, which the kind's root object has already.

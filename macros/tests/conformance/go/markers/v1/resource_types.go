@@ -49,8 +49,11 @@ type Widget struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
+	// The markers of the spec and status fields describe those properties of the root.
+	// +kubebuilder:validation:XValidation:rule="!has(self.replicas) || self.replicas >= 0",message="replicas must not be negative"
 	Spec WidgetSpec `json:"spec"`
 
+	// +kubebuilder:default={phase: "Pending"}
 	// +optional
 	Status WidgetStatus `json:"status,omitempty"`
 }
