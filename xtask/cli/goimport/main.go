@@ -34,8 +34,18 @@ import (
 // Model is the whole output.
 type Model struct {
 	Packages []Package `json:"packages"`
+	// Named are the named types of other packages that the API's types use and that are
+	// not structs (`corev1.ResourceName`), by `<package>.<name>`: their docs, which
+	// controller-gen writes as their descriptions, and their markers.
+	Named map[string]NamedType `json:"named"`
 	// UnknownMarkers are `+` lines of doc comments that no registered marker recognises.
 	UnknownMarkers []Unknown `json:"unknownMarkers"`
+}
+
+// NamedType is a named type of another package.
+type NamedType struct {
+	Doc     string           `json:"doc"`
+	Markers map[string][]any `json:"markers"`
 }
 
 // Package is one Go package of the API.
@@ -142,7 +152,7 @@ func read(roots []string) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	model := &Model{Packages: []Package{}, UnknownMarkers: []Unknown{}}
+	model := &Model{Packages: []Package{}, UnknownMarkers: []Unknown{}, Named: map[string]NamedType{}}
 	var failures []string
 	// Type-checks each package after the packages it refers to, as controller-gen's crd
 	// generator does.
@@ -179,7 +189,63 @@ func read(roots []string) (*Model, error) {
 	if len(failures) > 0 {
 		return nil, fmt.Errorf("%s", strings.Join(failures, "\n"))
 	}
+	if err := readNamed(collector, pkgs, model); err != nil {
+		return nil, err
+	}
 	return model, nil
+}
+
+// readNamed fills model.Named: the docs and markers of the other packages' non-struct
+// named types the API's types use, read from their packages as controller-gen reads them.
+func readNamed(collector *markers.Collector, roots []*loader.Package, model *Model) error {
+	wanted := map[string]map[string]bool{}
+	var visit func(t *TypeExpr)
+	visit = func(t *TypeExpr) {
+		if t == nil {
+			return
+		}
+		if t.Kind == "named" && t.Underlying != nil && t.Package != "" {
+			if wanted[t.Package] == nil {
+				wanted[t.Package] = map[string]bool{}
+			}
+			wanted[t.Package][t.Name] = true
+		}
+		visit(t.Key)
+		visit(t.Elem)
+		visit(t.Underlying)
+	}
+	own := map[string]bool{}
+	for _, pkg := range model.Packages {
+		own[pkg.Path] = true
+		for i := range pkg.Types {
+			visit(&pkg.Types[i].Underlying)
+			for j := range pkg.Types[i].Fields {
+				visit(&pkg.Types[i].Fields[j].Type)
+			}
+		}
+	}
+	imported := map[string]*loader.Package{}
+	for _, root := range roots {
+		for path, pkg := range root.Imports() {
+			imported[path] = pkg
+		}
+	}
+	for path, names := range wanted {
+		pkg, ok := imported[path]
+		if own[path] || !ok {
+			continue
+		}
+		pkg.NeedSyntax()
+		err := markers.EachType(collector, pkg, func(info *markers.TypeInfo) {
+			if names[info.Name] {
+				model.Named[path+"."+info.Name] = NamedType{Doc: info.Doc, Markers: values(info.Markers)}
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // isAPIPackage tells whether the package declares an API group (`+groupName`).

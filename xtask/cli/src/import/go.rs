@@ -26,6 +26,7 @@ use self::markers::{Translator, fields_of};
 use self::model::{Markers, Model};
 use self::rust::{KindDecl, Problems, Version};
 use crate::scaffold::names::snake_case;
+use crate::scaffold::plan::Plan;
 use crate::scaffold::{self, create_api, init, layout};
 use crate::{manifests, source};
 
@@ -73,6 +74,8 @@ pub fn run(args: &Args) -> Result<()> {
 pub struct Imported {
     /// The API packages, by group and version.
     pub versions: Vec<Version>,
+    /// The module of the Kubernetes named types the API uses (`api/src/kubernetes.rs`).
+    kubernetes: Option<String>,
     /// The domain of the groups (`<group>.<domain>`).
     domain: String,
     /// Whether the versions go under their groups (`api/src/<group>/<version>/`).
@@ -124,8 +127,15 @@ pub fn read(dir: &Path, paths: &[String], options: rust::Options) -> Result<Impo
         })
         .collect();
     let translator = Translator::new();
+    let context = rust::Context {
+        translator: &translator,
+        options,
+        modules: &modules,
+        named: &model.named,
+    };
     let mut problems = Problems::new();
     let mut versions = Vec::new();
+    let mut used_named = BTreeMap::new();
     let mut rbac = BTreeMap::new();
     for package in &model.packages {
         if package
@@ -137,9 +147,7 @@ pub fn read(dir: &Path, paths: &[String], options: rust::Options) -> Result<Impo
                 package.path
             );
         }
-        if let Some(version) =
-            rust::translate(package, &translator, options, &modules, &mut problems)
-        {
+        if let Some(version) = rust::translate(package, &context, &mut used_named, &mut problems) {
             versions.push(version);
         }
         for (file, markers) in &package.file_markers {
@@ -149,6 +157,8 @@ pub fn read(dir: &Path, paths: &[String], options: rust::Options) -> Result<Impo
             }
         }
     }
+    let kubernetes = (!used_named.is_empty())
+        .then(|| rust::kubernetes_module(&used_named, &context, &mut problems));
     if !problems.is_empty() {
         problems.sort();
         bail!(
@@ -158,6 +168,7 @@ pub fn read(dir: &Path, paths: &[String], options: rust::Options) -> Result<Impo
     }
     Ok(Imported {
         versions,
+        kubernetes,
         domain,
         multigroup,
         project,
@@ -459,8 +470,12 @@ fn make(root: &Path, name: &str, args: &Args, imported: &Imported) -> Result<()>
     let project = scaffold::project::Project::parse(
         &fs::read_to_string(root.join(scaffold::project::FILE)).context("reading PROJECT")?,
     )?;
+    let mut plan = Plan::new(root);
     for version in &imported.versions {
-        write_version(root, &project, &domain, version)?;
+        write_version(&mut plan, &project, &domain, version)?;
+    }
+    if let Some(kubernetes) = &imported.kubernetes {
+        write_kubernetes_module(&mut plan, kubernetes)?;
     }
     let uses_json = imported
         .versions
@@ -468,9 +483,11 @@ fn make(root: &Path, name: &str, args: &Args, imported: &Imported) -> Result<()>
         .flat_map(|v| &v.files)
         .any(|(_, source)| source.contains("serde_json::"));
     if uses_json {
-        depend_on_serde_json(root)?;
+        depend_on_serde_json(&mut plan)?;
     }
-    write_rbac(root, &project, imported)?;
+    write_rbac(&mut plan, &project, imported)?;
+    plan.format_rust()?;
+    scaffold::apply(plan)?;
     let declarations = source::read(root, &crd::Options::default()).map_err(|deferred| {
         anyhow::anyhow!("the imported sources do not read as the manifests need: {deferred}")
     })?;
@@ -478,17 +495,26 @@ fn make(root: &Path, name: &str, args: &Args, imported: &Imported) -> Result<()>
     manifests::write(root, &outputs)
 }
 
+/// `api/src/kubernetes.rs`, declared in `api/src/lib.rs`.
+fn write_kubernetes_module(plan: &mut Plan, source: &str) -> Result<()> {
+    let module = rust::KUBERNETES_MODULE;
+    plan.write(&format!("api/src/{module}.rs"), source.to_owned());
+    let lib = plan.read("api/src/lib.rs")?.unwrap_or_default();
+    plan.write("api/src/lib.rs", format!("{lib}\npub mod {module};\n"));
+    Ok(())
+}
+
 /// Adds serde_json (a workspace dependency already) to the api crate, whose imported types
 /// hold JSON as it is (Go's `interface{}`, types that marshal themselves).
-fn depend_on_serde_json(root: &Path) -> Result<()> {
-    let path = root.join("api/Cargo.toml");
-    let manifest = fs::read_to_string(&path).context("reading api/Cargo.toml")?;
+fn depend_on_serde_json(plan: &mut Plan) -> Result<()> {
+    let manifest = plan.read("api/Cargo.toml")?.unwrap_or_default();
     let with = manifest.replacen(
         "[dependencies]\n",
         "[dependencies]\nserde_json.workspace = true\n",
         1,
     );
-    fs::write(&path, with).context("writing api/Cargo.toml")
+    plan.write("api/Cargo.toml", with);
+    Ok(())
 }
 
 /// `batch` of `batch.tutorial.kubebuilder.io` in domain `tutorial.kubebuilder.io`.
@@ -501,7 +527,7 @@ fn short_group(group: &str, domain: &str) -> String {
 
 /// The version's files in place of the scaffolded types, and its module naming them.
 fn write_version(
-    root: &Path,
+    plan: &mut Plan,
     project: &scaffold::project::Project,
     domain: &str,
     version: &Version,
@@ -513,10 +539,13 @@ fn write_version(
         .map(|k| k.kind.clone())
         .unwrap_or_default();
     let layout = layout::kind_layout(project, &group, kind);
-    let dir = root.join(layout.api_dir(&version.version));
-    fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let dir = layout.api_dir(&version.version);
+    // The scaffolded types go: the staging directory is the import's alone.
     for kind in &version.kinds {
-        let scaffolded = dir.join(format!("{}_types.rs", snake_case(&kind.kind)));
+        let scaffolded = plan
+            .root()
+            .join(&dir)
+            .join(format!("{}_types.rs", snake_case(&kind.kind)));
         if scaffolded.exists() {
             fs::remove_file(&scaffolded)
                 .with_context(|| format!("removing {}", scaffolded.display()))?;
@@ -527,28 +556,26 @@ fn write_version(
         version.version, version.group, version.dir
     );
     for (stem, source) in &version.files {
-        fs::write(dir.join(format!("{stem}.rs")), source)
-            .with_context(|| format!("writing {stem}.rs"))?;
+        plan.write(&format!("{dir}/{stem}.rs"), source.clone());
         module.push_str(&format!("mod {stem};\npub use {stem}::*;\n"));
     }
     module.push_str("\n// +kubebuilder:scaffold:kinds\n");
-    fs::write(dir.join("mod.rs"), module).context("writing the version's mod.rs")
+    plan.write(&format!("{dir}/mod.rs"), module);
+    Ok(())
 }
 
 /// Each reconciler's rules: the Go controller file's of the same kind (`<kind>_controller.go`)
 /// instead of the scaffolded ones; rules of other files go to the first reconciler.
 fn write_rbac(
-    root: &Path,
+    plan: &mut Plan,
     project: &scaffold::project::Project,
     imported: &Imported,
 ) -> Result<()> {
-    let mut reconcilers: Vec<(String, PathBuf)> = Vec::new();
+    let mut reconcilers: Vec<(String, String)> = Vec::new();
     for resource in project.resources.iter().filter(|r| r.controller) {
         let layout = layout::kind_layout(project, &resource.group, &resource.kind);
         let snake = snake_case(&resource.kind);
-        let path = root
-            .join(layout.controller_dir(&snake))
-            .join("reconciler.rs");
+        let path = format!("{}/reconciler.rs", layout.controller_dir(&snake));
         reconcilers.push((format!("{}_controller", resource.kind.to_lowercase()), path));
     }
     let mut leftover: Vec<String> = imported
@@ -564,10 +591,8 @@ fn write_rbac(
             from.push_str(" and of the Go files that are no kind's controller");
             rules.append(&mut leftover);
         }
-        let text =
-            fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        fs::write(path, with_rules(&text, &rules, &from))
-            .with_context(|| format!("writing {}", path.display()))?;
+        let text = plan.read(path)?.unwrap_or_default();
+        plan.write(path, with_rules(&text, &rules, &from));
     }
     Ok(())
 }

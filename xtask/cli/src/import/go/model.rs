@@ -16,6 +16,16 @@ pub struct Model {
     pub packages: Vec<Package>,
     /// `+` lines no marker of controller-gen's generators recognises.
     pub unknown_markers: Vec<Unknown>,
+    /// Other packages' named types that are not structs, by `<package>.<name>`.
+    #[serde(default)]
+    pub named: BTreeMap<String, NamedType>,
+}
+
+/// A named type of another package (`corev1.ResourceName`): its doc and markers.
+#[derive(Debug, Deserialize)]
+pub struct NamedType {
+    pub doc: String,
+    pub markers: Markers,
 }
 
 /// One Go package.
@@ -72,7 +82,7 @@ pub struct Constant {
 }
 
 /// A type as go/types resolves it, named types not expanded.
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 pub struct TypeExpr {
     /// `basic`, `pointer`, `slice`, `array`, `map`, `named`, `struct`, `interface`, or
     /// `unsupported`.

@@ -12,7 +12,7 @@ use kubebuilder_attributes::spellings::Target;
 use serde_json::Value;
 
 use super::markers::{ArgList, Translator, fields_of, string_literal, unwrapped};
-use super::model::{Field, Markers, Package, Type, TypeExpr};
+use super::model::{Field, Markers, NamedType, Package, Type, TypeExpr};
 use crate::scaffold::names::snake_case;
 
 /// A kind a package declares, as `create api` needs it.
@@ -53,6 +53,18 @@ pub struct Options {
 /// The Rust module of each imported Go package (`crate::gateway::v1`), by import path.
 pub type Modules = BTreeMap<String, String>;
 
+/// What a translation shares with the others: the options, where each package goes, and
+/// the other packages' named types.
+pub struct Context<'a> {
+    pub translator: &'a Translator,
+    pub options: Options,
+    pub modules: &'a Modules,
+    pub named: &'a BTreeMap<String, NamedType>,
+}
+
+/// The module of the Kubernetes named types the API uses with a doc or markers of their own.
+pub const KUBERNETES_MODULE: &str = "kubernetes";
+
 /// The API group and version a Go package declares (`+groupName`, `+versionName` or the
 /// directory's name); `None` for a package that is no API version, or one controller-gen
 /// skips (`+kubebuilder:skip`).
@@ -87,18 +99,19 @@ pub fn group_version(package: &Package) -> Option<(String, String)> {
 /// The Rust of `package`, or `None` when it is not an API package (no `+groupName`).
 pub fn translate(
     package: &Package,
-    translator: &Translator,
-    options: Options,
-    modules: &Modules,
+    context: &Context<'_>,
+    used_named: &mut BTreeMap<String, TypeExpr>,
     problems: &mut Problems,
 ) -> Option<Version> {
     let (group, version) = group_version(package)?;
     let mut writer = Writer {
         package,
-        translator,
+        translator: context.translator,
         problems,
-        options,
-        modules,
+        options: context.options,
+        modules: context.modules,
+        named: context.named,
+        used_named,
         group: &group,
         version: &version,
         heads: BTreeMap::new(),
@@ -182,6 +195,10 @@ struct Writer<'a> {
     problems: &'a mut Problems,
     options: Options,
     modules: &'a Modules,
+    named: &'a BTreeMap<String, NamedType>,
+    /// The other packages' named types this translation turned into newtypes (with their
+    /// underlying types).
+    used_named: &'a mut BTreeMap<String, TypeExpr>,
     group: &'a str,
     version: &'a str,
     /// The resource attribute of each type that carries one, by type name.
@@ -235,9 +252,7 @@ impl Writer<'_> {
                 .all(|f| ["spec", "status"].contains(&f.json_name()));
             let (carrier, head) = match spec {
                 Some((spec_type, spec_field)) if only_spec_and_status => {
-                    let optional = spec_field.ty.kind == "pointer"
-                        || spec_field.has_option("omitempty")
-                        || spec_field.markers.contains_key("optional");
+                    let optional = self.is_optional(spec_field);
                     (
                         spec_type,
                         Head {
@@ -759,7 +774,18 @@ impl Writer<'_> {
             // A named type of another package that is not a struct is its underlying type
             // (`corev1.ResourceName` is a string, `corev1.ResourceList` a map).
             "named" if ty.underlying.is_some() => {
-                return self.rust_type(ty.underlying.as_deref()?, position);
+                let underlying = ty.underlying.as_deref()?;
+                let key = format!("{}.{}", ty.package, ty.name);
+                let described = self
+                    .named
+                    .get(&key)
+                    .is_some_and(|named| !named.doc.is_empty() || !named.markers.is_empty());
+                if !described {
+                    return self.rust_type(underlying, position);
+                }
+                // Its doc is a description in controller-gen's CRD: a newtype keeps it.
+                self.used_named.insert(key, underlying.clone());
+                Some(format!("crate::{KUBERNETES_MODULE}::{}", ty.name))
             }
             "named" => match kubernetes_type(&ty.package, &ty.name) {
                 Some(path) if path == "String" || by_path::leaf(&path).is_some() => Some(path),
@@ -896,6 +922,80 @@ fn local_struct_name(ty: &TypeExpr) -> Option<&str> {
     (ty.kind == "named").then_some(ty.name.as_str())
 }
 
+/// The module of the other packages' named types in `used` (`crate::kubernetes`): each a
+/// newtype of its underlying type with its doc and markers.
+pub fn kubernetes_module(
+    used: &BTreeMap<String, TypeExpr>,
+    context: &Context<'_>,
+    problems: &mut Problems,
+) -> String {
+    let package = Package {
+        path: String::new(),
+        dir: String::new(),
+        markers: Markers::new(),
+        file_markers: BTreeMap::new(),
+        types: Vec::new(),
+        constants: BTreeMap::new(),
+    };
+    let mut nested = BTreeMap::new();
+    let mut writer = Writer {
+        package: &package,
+        translator: context.translator,
+        problems,
+        options: context.options,
+        modules: context.modules,
+        named: context.named,
+        used_named: &mut nested,
+        group: "",
+        version: "",
+        heads: BTreeMap::new(),
+        kinds: Vec::new(),
+        used: BTreeSet::new(),
+        field_docs: BTreeMap::new(),
+    };
+    let mut items = vec![
+        "//! Kubernetes' named types the API uses, each with the doc and markers it has in \
+         Kubernetes (controller-gen writes them in the CRDs)."
+            .to_owned(),
+    ];
+    for (key, underlying) in used {
+        let name = key.rsplit('.').next().unwrap_or_default();
+        let named = &context.named[key];
+        let mut args = ArgList::default();
+        for (marker, values) in &named.markers {
+            if is_generation_only(marker) {
+                continue;
+            }
+            for value in values {
+                writer.schema_marker(&mut args, marker, Target::Type, value, false, key);
+            }
+        }
+        let Some(inner) = writer.rust_type(underlying, key) else {
+            continue;
+        };
+        let attribute = if args.is_empty() {
+            "#[kubebuilder::schema]\n".to_owned()
+        } else {
+            args.attribute("kubebuilder::schema", "")
+        };
+        items.push(format!(
+            "{}{attribute}pub struct {name}(pub {inner});",
+            doc(&named.doc, "")
+        ));
+    }
+    let names: BTreeMap<String, String> = used
+        .keys()
+        .map(|key| {
+            (
+                key.rsplit('.').next().unwrap_or_default().to_owned(),
+                String::new(),
+            )
+        })
+        .collect();
+    let (uses, text) = shortened(&items[1..].join("\n\n"), &names);
+    format!("{}\n\n{}\n\n{text}\n", items[0], uses.join("\n"))
+}
+
 /// A struct Go writes as JSON itself (`MarshalJSON`) as a newtype of the JSON its
 /// `+kubebuilder:validation:Type` says it is, which serde writes as it is.
 fn self_marshalled(ty: &Type) -> String {
@@ -940,11 +1040,14 @@ fn basic(name: &str) -> Option<&'static str> {
         "int8" => "i8",
         "int16" => "i16",
         "int32" => "i32",
-        "int64" | "int" => "i64",
+        "int64" => "i64",
+        // Go's `int` and `uint` have no format in a schema, as `isize` and `usize`.
+        "int" => "isize",
+        "uint" => "usize",
         "uint8" | "byte" => "u8",
         "uint16" => "u16",
         "uint32" => "u32",
-        "uint64" | "uint" => "u64",
+        "uint64" => "u64",
         "float32" => "f32",
         "float64" => "f64",
         _ => return None,
