@@ -446,3 +446,55 @@ fn read_paths(dir: &Path, paths: &str) -> Value {
     );
     serde_json::from_slice(&output.stdout).unwrap()
 }
+
+#[test]
+fn the_go_webhook_markers_are_the_webhooks_controller_gen_writes() {
+    let go = module_with("type ThingSpec struct {\n\tSize string `json:\"size\"`\n}\n");
+    let webhooks = go.path().join("internal/webhook/v1");
+    fs::create_dir_all(&webhooks).unwrap();
+    fs::write(
+        webhooks.join("thing_webhook.go"),
+        "package v1\n\n\
+         // +kubebuilder:webhook:path=/mutate-bad-example-com-v1-thing,mutating=true,failurePolicy=fail,sideEffects=None,groups=bad.example.com,resources=things,verbs=create;update,versions=v1,name=mthing-v1.kb.io,admissionReviewVersions=v1\n\
+         // +kubebuilder:webhook:path=/validate-bad-example-com-v1-thing,mutating=false,failurePolicy=ignore,sideEffects=None,groups=bad.example.com,resources=things,verbs=create;update;delete,versions=v1,name=vthing-v1.kb.io,admissionReviewVersions=v1,matchPolicy=Exact,timeoutSeconds=5\n\n\
+         // Setup registers the webhooks.\nfunc Setup() {}\n",
+    )
+    .unwrap();
+    let dir = common::scratch_dir("import-webhooks");
+    let project = dir.join("imported");
+    import(go.path(), &project, "").unwrap();
+
+    let output_dir = tempfile::tempdir().unwrap();
+    let output = Command::new(tools::CONTROLLER_GEN.install().unwrap())
+        .current_dir(go.path())
+        .arg("webhook")
+        .arg("paths=./...")
+        .arg(format!(
+            "output:webhook:dir={}",
+            output_dir.path().display()
+        ))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let documents = |path: &Path| -> Vec<Value> {
+        let text = fs::read_to_string(path).unwrap();
+        serde_saphyr::from_multiple(&text).unwrap()
+    };
+    assert_eq!(
+        documents(&project.join("config/webhook/manifests.yaml")),
+        documents(&output_dir.path().join("manifests.yaml"))
+    );
+
+    // The imported webhooks build.
+    common::set_version(&project, "0.0.0-import-webhooks");
+    let built = common::cargo(&project, &["build", "-p", "controller"], &[]);
+    assert!(
+        built.status.success(),
+        "the imported controller crate does not build:\n{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+}

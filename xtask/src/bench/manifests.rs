@@ -18,11 +18,13 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, Result, bail, ensure};
+use anyhow::{Context, Result, ensure};
 use kubebuilder_cli::tools;
 use kubebuilder_envtest::load::percentile;
+
+use super::{Sample, timed};
 
 /// The file and marker our edit flips.
 const OUR_TYPES: &str = "api/src/v1/cronjob_types.rs";
@@ -60,13 +62,6 @@ struct Loop {
     crd: &'static str,
     /// The command, run in a project directory.
     command: Box<dyn Fn(&Path) -> Command>,
-}
-
-/// One timed run.
-#[derive(Clone, Copy)]
-struct Sample {
-    wall: Duration,
-    peak_rss_kib: u64,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -206,36 +201,6 @@ fn go_command(controller_gen: PathBuf) -> Box<dyn Fn(&Path) -> Command> {
             "output:crd:artifacts:config=config/crd/bases",
         ]);
         command
-    })
-}
-
-/// Runs `command` to completion: its wall time and the peak RSS of it and every process
-/// it waited for.
-fn timed(command: &mut Command) -> Result<Sample> {
-    let started = Instant::now();
-    let child = command
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .context("starting the timed command")?;
-    let pid = libc::pid_t::try_from(child.id())?;
-    let mut status = 0;
-    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: waiting for our own child, whose Child handle is not used to wait.
-    let waited = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut usage) };
-    let wall = started.elapsed();
-    ensure!(
-        waited == pid,
-        "wait4 failed: {}",
-        std::io::Error::last_os_error()
-    );
-    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
-        bail!("{command:?} failed (wait status {status})");
-    }
-    Ok(Sample {
-        wall,
-        peak_rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or_default(),
     })
 }
 

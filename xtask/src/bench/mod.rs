@@ -3,11 +3,15 @@
 
 mod controller;
 mod first_minutes;
+mod import;
 mod manifests;
 mod node;
 mod webhook;
 
-use anyhow::{Context, Result};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -42,6 +46,9 @@ enum BenchCommand {
     /// A user's first minutes from cold: `cargo install` of the CLI with an empty target
     /// directory, `cargo kubebuilder init --local`, the first `create api`.
     FirstMinutes(first_minutes::Args),
+    /// `cargo kubebuilder import go` on the largest API of the import corpus (Kueue),
+    /// time and peak RSS, beside controller-gen on the Go original (A B A B).
+    Import(import::Args),
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -51,6 +58,8 @@ pub fn run(args: Args) -> Result<()> {
         BenchCommand::Manifests(command) => manifests::run(command),
         // It times cargo and the installed CLI, whatever this build is.
         BenchCommand::FirstMinutes(command) => first_minutes::run(command),
+        // It times the release build of the CLI, whatever this build is.
+        BenchCommand::Import(command) => import::run(command),
         // It builds and runs another package, in release unless told.
         BenchCommand::Webhook(command) => webhook::run(command, !args.debug),
         _ if cfg!(debug_assertions) && !args.debug => rerun_in_release(),
@@ -91,4 +100,41 @@ fn publish(table: &str, file: &str) -> Result<()> {
     std::fs::write(&path, table).with_context(|| format!("writing {}", path.display()))?;
     eprintln!("xtask: figures written to {}", path.display());
     Ok(())
+}
+
+/// One timed run.
+#[derive(Clone, Copy)]
+pub(super) struct Sample {
+    pub(super) wall: Duration,
+    pub(super) peak_rss_kib: u64,
+}
+
+/// Runs `command` to completion: its wall time and the peak RSS of it and every process
+/// it waited for.
+pub(super) fn timed(command: &mut Command) -> Result<Sample> {
+    let started = Instant::now();
+    let child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .context("starting the timed command")?;
+    let pid = libc::pid_t::try_from(child.id())?;
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waiting for our own child, whose Child handle is not used to wait.
+    let waited = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut usage) };
+    let wall = started.elapsed();
+    ensure!(
+        waited == pid,
+        "wait4 failed: {}",
+        std::io::Error::last_os_error()
+    );
+    if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+        bail!("{command:?} failed (wait status {status})");
+    }
+    Ok(Sample {
+        wall,
+        peak_rss_kib: u64::try_from(usage.ru_maxrss).unwrap_or_default(),
+    })
 }

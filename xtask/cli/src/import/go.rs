@@ -84,6 +84,8 @@ pub struct Imported {
     project: Option<GoProject>,
     /// The RBAC rules of each controller file (its stem), as Rust attributes.
     rbac: BTreeMap<String, Vec<String>>,
+    /// The `+kubebuilder:webhook` markers, with the file each is written in.
+    webhooks: Vec<(Value, String)>,
 }
 
 impl Imported {
@@ -137,6 +139,7 @@ pub fn read(dir: &Path, paths: &[String], options: rust::Options) -> Result<Impo
     let mut versions = Vec::new();
     let mut used_named = BTreeMap::new();
     let mut rbac = BTreeMap::new();
+    let mut webhooks = Vec::new();
     for package in &model.packages {
         if package
             .markers
@@ -154,6 +157,9 @@ pub fn read(dir: &Path, paths: &[String], options: rust::Options) -> Result<Impo
             let rules = rbac_rules(markers);
             if !rules.is_empty() {
                 rbac.insert(stem(file), rules);
+            }
+            for webhook in markers.get("kubebuilder:webhook").into_iter().flatten() {
+                webhooks.push((markers::unwrapped(webhook).clone(), file.clone()));
             }
         }
     }
@@ -173,6 +179,7 @@ pub fn read(dir: &Path, paths: &[String], options: rust::Options) -> Result<Impo
         multigroup,
         project,
         rbac,
+        webhooks,
     })
 }
 
@@ -447,7 +454,7 @@ fn make(root: &Path, name: &str, args: &Args, imported: &Imported) -> Result<()>
                 r.kind == kind.kind && r.controller && (r.group == group || r.group.is_empty())
             })
         });
-        scaffold::apply(create_api::plan(
+        scaffold::apply(create_api::plan_with(
             root,
             &create_api::Args {
                 kind: scaffold::KindArgs {
@@ -465,6 +472,7 @@ fn make(root: &Path, name: &str, args: &Args, imported: &Imported) -> Result<()>
                 force: false,
                 deploy_image: Default::default(),
             },
+            &create_api::IMPORTED,
         )?)?;
     }
     let project = scaffold::project::Project::parse(
@@ -488,11 +496,197 @@ fn make(root: &Path, name: &str, args: &Args, imported: &Imported) -> Result<()>
     write_rbac(&mut plan, &project, imported)?;
     plan.format_rust()?;
     scaffold::apply(plan)?;
+    create_webhooks(root, &domain, imported)?;
     let declarations = source::read(root, &crd::Options::default()).map_err(|deferred| {
         anyhow::anyhow!("the imported sources do not read as the manifests need: {deferred}")
     })?;
     let outputs = manifests::outputs(root, &declarations, None)?;
     manifests::write(root, &outputs)
+}
+
+/// The admission webhooks of the Go markers: `create webhook` for each kind version they
+/// are for, whose scaffolded attributes then say what the markers say.
+fn create_webhooks(root: &Path, domain: &str, imported: &Imported) -> Result<()> {
+    let mut by_kind: BTreeMap<(String, String, String), Vec<&Value>> = BTreeMap::new();
+    for (webhook, file) in &imported.webhooks {
+        let strings = |name: &str| -> Vec<&str> {
+            webhook[name]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect()
+        };
+        let found = imported.kinds().find(|(version, kind)| {
+            let plural = kind
+                .plural
+                .clone()
+                .unwrap_or_else(|| kubebuilder_plural::plural(&kind.kind.to_lowercase()));
+            strings("Groups").contains(&version.group.as_str())
+                && strings("Versions").contains(&version.version.as_str())
+                && strings("Resources").contains(&plural.as_str())
+        });
+        let Some((version, kind)) = found else {
+            bail!(
+                "{file}: +kubebuilder:webhook for {:?} {:?} {:?} is for no kind the import \
+                 makes",
+                strings("Groups"),
+                strings("Versions"),
+                strings("Resources")
+            );
+        };
+        by_kind
+            .entry((
+                version.group.clone(),
+                version.version.clone(),
+                kind.kind.clone(),
+            ))
+            .or_default()
+            .push(webhook);
+    }
+    for ((group, version, kind), webhooks) in by_kind {
+        let mutating = |m: bool| webhooks.iter().filter(move |w| w["Mutating"] == m);
+        for m in [true, false] {
+            if mutating(m).count() > 1 {
+                bail!(
+                    "{kind} {version} has {} {} webhooks in the Go markers; the import makes \
+                     one of each",
+                    mutating(m).count(),
+                    if m { "mutating" } else { "validating" }
+                );
+            }
+        }
+        let args = scaffold::create_webhook::Args {
+            kind: scaffold::KindArgs {
+                group: short_group(&group, domain),
+                version: version.clone(),
+                kind: kind.clone(),
+            },
+            defaulting: mutating(true).count() > 0,
+            programmatic_validation: mutating(false).count() > 0,
+            conversion: false,
+            spokes: Vec::new(),
+            force: false,
+        };
+        scaffold::apply(scaffold::create_webhook::plan(root, &args)?)?;
+        for webhook in webhooks {
+            let mutating = webhook["Mutating"] == Value::Bool(true);
+            // The path `for = Kind` gives, as kubebuilder's.
+            let path = format!(
+                "/{}-{}-{version}-{}",
+                if mutating { "mutate" } else { "validate" },
+                group.replace('.', "-"),
+                kind.to_lowercase()
+            );
+            if webhook["Path"]
+                .as_str()
+                .is_some_and(|p| !p.is_empty() && p != path)
+            {
+                bail!(
+                    "the Go webhook {} of {kind} {version} is served at {}, not at {path}, \
+                     where `#[kubebuilder::webhook(for = {kind})]` serves it",
+                    webhook["Name"],
+                    webhook["Path"]
+                );
+            }
+            rewrite_webhook_attribute(root, &kind, &version, webhook)?;
+        }
+    }
+    Ok(())
+}
+
+/// Replaces the scaffolded `#[kubebuilder::webhook(...)]` of `kind`'s version (found by
+/// its scaffolded name, `m<kind>-<version>.kb.io` or `v...`) with the Go marker's values.
+fn rewrite_webhook_attribute(
+    root: &Path,
+    kind: &str,
+    version: &str,
+    webhook: &Value,
+) -> Result<()> {
+    let mutating = webhook["Mutating"] == Value::Bool(true);
+    let args = webhook_args(kind, webhook);
+    let mut pending = vec![root.join("controller/src")];
+    while let Some(dir) = pending.pop() {
+        for entry in fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
+            let path = entry?.path();
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            let text = fs::read_to_string(&path).unwrap_or_default();
+            if let Some(rewritten) = with_webhook_args(&text, kind, version, mutating, &args) {
+                fs::write(&path, rewritten)
+                    .with_context(|| format!("writing {}", path.display()))?;
+                return Ok(());
+            }
+        }
+    }
+    bail!(
+        "the scaffolded webhook of {kind} {version} was not found to write the Go marker's values"
+    )
+}
+
+/// The attribute's arguments from a Go `+kubebuilder:webhook` marker.
+fn webhook_args(kind: &str, webhook: &Value) -> String {
+    let mut args = vec![format!("for = {kind}")];
+    let named = fields_of(
+        webhook,
+        &[
+            ("Mutating", "mutating"),
+            ("FailurePolicy", "failure_policy"),
+            ("MatchPolicy", "match_policy"),
+            ("SideEffects", "side_effects"),
+            ("TimeoutSeconds", "timeout_seconds"),
+            ("Verbs", "verbs"),
+            ("Name", "name"),
+            ("URL", "url"),
+            ("WebhookVersions", "webhook_versions"),
+            ("AdmissionReviewVersions", "admission_review_versions"),
+            ("ReinvocationPolicy", "reinvocation_policy"),
+        ],
+    );
+    if webhook["Mutating"] != Value::Bool(true) {
+        args.push("mutating = false".to_owned());
+    }
+    args.extend(
+        named
+            .split(", ")
+            .filter(|a| !a.is_empty())
+            .map(|arg| match arg {
+                "mutating" => "mutating = true".to_owned(),
+                other => other.to_owned(),
+            }),
+    );
+    args.join(",\n    ")
+}
+
+/// `text` with the webhook attribute scaffolded for `kind`'s `version` (mutating or not)
+/// given `args`; `None` when the text has no such attribute.
+fn with_webhook_args(
+    text: &str,
+    kind: &str,
+    version: &str,
+    mutating: bool,
+    args: &str,
+) -> Option<String> {
+    let mut from = 0;
+    while let Some(at) = text[from..].find("#[kubebuilder::webhook(") {
+        let start = from + at;
+        let end = start + text[start..].find(")]\n")? + 3;
+        let block = &text[start..end];
+        if block.contains(&format!("for = {kind},"))
+            && block.contains(&format!("mutating = {mutating},"))
+            && block.contains(&format!("-{version}.kb.io\""))
+        {
+            return Some(format!(
+                "{}#[kubebuilder::webhook(\n    {args}\n)]\n{}",
+                &text[..start],
+                &text[end..]
+            ));
+        }
+        from = end;
+    }
+    None
 }
 
 /// `api/src/kubernetes.rs`, declared in `api/src/lib.rs`.
@@ -565,7 +759,8 @@ fn write_version(
 }
 
 /// Each reconciler's rules: the Go controller file's of the same kind (`<kind>_controller.go`)
-/// instead of the scaffolded ones; rules of other files go to the first reconciler.
+/// instead of the scaffolded ones; rules of other files go to the first reconciler. A kind
+/// without a Go controller keeps the rules on its own kind.
 fn write_rbac(
     plan: &mut Plan,
     project: &scaffold::project::Project,
@@ -590,6 +785,10 @@ fn write_rbac(
         if !leftover.is_empty() {
             from.push_str(" and of the Go files that are no kind's controller");
             rules.append(&mut leftover);
+        }
+        if rules.is_empty() {
+            // No Go controller of the kind: the stub keeps the rules on its own kind.
+            continue;
         }
         let text = plan.read(path)?.unwrap_or_default();
         plan.write(path, with_rules(&text, &rules, &from));
@@ -619,11 +818,7 @@ fn with_rules(text: &str, rules: &[String], from: &str) -> String {
         }
         start = line_start;
     }
-    let written = if rules.is_empty() {
-        format!("// {from} has no RBAC markers.\n")
-    } else {
-        format!("// The RBAC markers of {from}.\n{}\n", rules.join("\n"))
-    };
+    let written = format!("// The RBAC markers of {from}.\n{}\n", rules.join("\n"));
     format!("{}{written}{}", &text[..start], &text[end..])
 }
 

@@ -96,8 +96,21 @@ const USUAL: KindTemplates = KindTemplates {
     controller_test: template::CONTROLLER_TEST_RS,
 };
 
+/// The templates of a kind `import go` makes, whose types are replaced by the Go
+/// project's: a reconciler stub and a test that do not depend on the kind's fields.
+pub const IMPORTED: KindTemplates = KindTemplates {
+    reconciler: templates::imported::RECONCILER_RS,
+    controller_test: templates::imported::CONTROLLER_TEST_RS,
+    ..USUAL
+};
+
 /// Every file `create api` writes in the workspace at `root`, or why it cannot.
 pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
+    plan_with(root, args, &USUAL)
+}
+
+/// [`plan`], with the kind's files from `usual` unless a plugin gives them.
+pub fn plan_with(root: &Path, args: &Args, usual: &KindTemplates) -> Result<Plan> {
     let mut plan = Plan::new(root);
     let mut project = read_project_for(&plan, &args.kind)?;
     let KindArgs {
@@ -211,7 +224,7 @@ pub fn plan(root: &Path, args: &Args) -> Result<Plan> {
             values = operand.values(values, &kind, &layout);
             &deploy_image::TEMPLATES
         }
-        None => &USUAL,
+        None => usual,
     };
     if args.resource {
         plan_types(&mut plan, &kind, &layout, &values, files, args.force)?;

@@ -4,6 +4,7 @@
 pub mod config;
 pub mod deploy_image;
 pub mod external;
+pub mod imported;
 pub mod kind;
 pub mod workspace;
 
