@@ -1,7 +1,7 @@
 //! `import go`: a Go kubebuilder project as a new Rust project. `goimport` (a Go program
 //! on controller-tools' own loader and marker registry) reads the Go packages; each API
-//! package becomes a version module of the `api` crate ([`rust`]), each marker the
-//! argument that spells it ([`markers`]); the project around them is what `init` and
+//! package becomes a version module of the `api` crate (`go/rust.rs`), each marker the
+//! argument that spells it (`go/markers.rs`); the project around them is what `init` and
 //! `create api` make, with the Go controllers' RBAC rules on the reconcilers.
 //!
 //! Everything is made in a staging directory beside the new one and renamed into place at
