@@ -234,6 +234,18 @@ fn module_with(types: &str) -> tempfile::TempDir {
     dir
 }
 
+/// The spec of kind Thing in the tests that are not about the types.
+const THING_SPEC: &str = "type ThingSpec struct {\n\tSize string `json:\"size\"`\n}\n";
+
+/// [`module_with`] `THING_SPEC` and one more Go file, at `path` in the module.
+fn module_with_file(path: &str, text: &str) -> tempfile::TempDir {
+    let go = module_with(THING_SPEC);
+    let file = go.path().join(path);
+    fs::create_dir_all(file.parent().unwrap()).unwrap();
+    fs::write(file, text).unwrap();
+    go
+}
+
 /// Imports `types` (the spec of kind Thing, and what it needs) and expects the import to
 /// fail saying each of `said`, with nothing written.
 fn refused(types: &str, options: &str, said: &[&str]) {
@@ -295,7 +307,7 @@ fn bad_input_is_refused_with_its_place_and_nothing_is_written() {
 
 #[test]
 fn a_directory_with_files_is_refused_and_kept() {
-    let go = module_with("type ThingSpec struct {\n\tSize string `json:\"size\"`\n}\n");
+    let go = module_with(THING_SPEC);
     let parent = tempfile::tempdir().unwrap();
     let target = parent.path().join("imported");
     fs::create_dir(&target).unwrap();
@@ -312,17 +324,13 @@ fn a_directory_with_files_is_refused_and_kept() {
 
 #[test]
 fn the_go_controllers_rbac_markers_are_the_reconcilers_rules() {
-    let go = module_with("type ThingSpec struct {\n\tSize string `json:\"size\"`\n}\n");
-    let controller = go.path().join("internal/controller");
-    fs::create_dir_all(&controller).unwrap();
-    fs::write(
-        controller.join("thing_controller.go"),
+    let go = module_with_file(
+        "internal/controller/thing_controller.go",
         "package controller\n\n\
          // +kubebuilder:rbac:groups=bad.example.com,resources=things,verbs=get;list;watch\n\
          // +kubebuilder:rbac:groups=\"\",resources=pods,verbs=get;list\n\n\
          // Reconcile reconciles Things.\nfunc Reconcile() {}\n",
-    )
-    .unwrap();
+    );
     let parent = tempfile::tempdir().unwrap();
     let project = parent.path().join("imported");
     import(go.path(), &project, "").unwrap();
@@ -450,17 +458,13 @@ fn read_paths(dir: &Path, paths: &str) -> Value {
 
 #[test]
 fn the_go_webhook_markers_are_the_webhooks_controller_gen_writes() {
-    let go = module_with("type ThingSpec struct {\n\tSize string `json:\"size\"`\n}\n");
-    let webhooks = go.path().join("internal/webhook/v1");
-    fs::create_dir_all(&webhooks).unwrap();
-    fs::write(
-        webhooks.join("thing_webhook.go"),
+    let go = module_with_file(
+        "internal/webhook/v1/thing_webhook.go",
         "package v1\n\n\
          // +kubebuilder:webhook:path=/mutate-bad-example-com-v1-thing,mutating=true,failurePolicy=fail,sideEffects=None,groups=bad.example.com,resources=things,verbs=create;update,versions=v1,name=mthing-v1.kb.io,admissionReviewVersions=v1\n\
          // +kubebuilder:webhook:path=/validate-bad-example-com-v1-thing,mutating=false,failurePolicy=ignore,sideEffects=None,groups=bad.example.com,resources=things,verbs=create;update;delete,versions=v1,name=vthing-v1.kb.io,admissionReviewVersions=v1,matchPolicy=Exact,timeoutSeconds=5\n\n\
          // Setup registers the webhooks.\nfunc Setup() {}\n",
-    )
-    .unwrap();
+    );
     let dir = common::scratch_dir("import-webhooks");
     let project = dir.join("imported");
     import(go.path(), &project, "").unwrap();
