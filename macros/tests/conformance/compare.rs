@@ -170,7 +170,7 @@ impl Expected {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Exception {
     pub id: String,
-    /// A CRD name, or `*` for every CRD.
+    /// A CRD name, `*` for every CRD, or `*.<group>` for a group's.
     pub crd: String,
     /// `/`-separated segments; `*` matches one segment, `**` any number of them. Written
     /// `.` in the table for the whole CRD (one side has no such CRD).
@@ -180,8 +180,19 @@ pub struct Exception {
 }
 
 impl Exception {
+    /// Whether the row is about the CRD `name`: `*` is every CRD, `*.<group>` those of a
+    /// group.
+    pub fn is_about(&self, name: &str) -> bool {
+        self.crd == "*"
+            || self.crd == name
+            || self
+                .crd
+                .strip_prefix('*')
+                .is_some_and(|group| group.starts_with('.') && name.ends_with(group))
+    }
+
     pub fn excuses(&self, difference: &Difference) -> bool {
-        (self.crd == "*" || self.crd == difference.crd)
+        self.is_about(&difference.crd)
             && path_matches(&self.path, &difference.path)
             && self.controller_gen.matches(&difference.controller_gen)
             && self.ours.matches(&difference.ours)
@@ -382,6 +393,23 @@ mod tests {
         let column = |text: &str| json!({"spec": {"versions": [{"additionalPrinterColumns": [{"description": text}]}]}});
         let found = differences("c", &column("a"), &column("b"), Descriptions::Presence);
         assert_eq!(found.len(), 1);
+    }
+
+    #[test]
+    fn a_row_is_about_one_crd_every_crd_or_a_groups() {
+        let row = |crd: &str| Exception {
+            id: "D1".to_owned(),
+            crd: crd.to_owned(),
+            path: Vec::new(),
+            controller_gen: Expected::Any,
+            ours: Expected::Any,
+        };
+        assert!(row("*").is_about("things.example.com"));
+        assert!(row("things.example.com").is_about("things.example.com"));
+        assert!(!row("things.example.com").is_about("others.example.com"));
+        assert!(row("*.example.com").is_about("things.example.com"));
+        assert!(!row("*.example.com").is_about("things.example.org"));
+        assert!(!row("*example.com").is_about("things.example.com"));
     }
 
     #[test]

@@ -497,6 +497,7 @@ fn make(root: &Path, name: &str, args: &Args, imported: &Imported) -> Result<()>
     plan.format_rust()?;
     scaffold::apply(plan)?;
     create_webhooks(root, &domain, imported)?;
+    create_conversions(root, &domain, imported)?;
     let declarations = source::read(root, &crd::Options::default()).map_err(|deferred| {
         anyhow::anyhow!("the imported sources do not read as the manifests need: {deferred}")
     })?;
@@ -591,6 +592,47 @@ fn create_webhooks(root: &Path, domain: &str, imported: &Imported) -> Result<()>
             }
             rewrite_webhook_attribute(root, &kind, &version, webhook)?;
         }
+    }
+    Ok(())
+}
+
+/// The conversions of the Go kinds with a hub (`Hub()`) and spokes (`ConvertTo`): `create
+/// webhook --conversion` on the hub, whose spokes then name it (`hub = ...`) and get a
+/// `Spoke` impl converting by field names, to be written as the Go `ConvertTo` and
+/// `ConvertFrom` do.
+fn create_conversions(root: &Path, domain: &str, imported: &Imported) -> Result<()> {
+    let mut hubs: BTreeMap<(String, String), String> = BTreeMap::new();
+    let mut spokes: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for (version, kind) in imported.kinds() {
+        let key = (version.group.clone(), kind.kind.clone());
+        if kind.hub {
+            hubs.insert(key.clone(), version.version.clone());
+        }
+        if kind.spoke {
+            spokes.entry(key).or_default().push(version.version.clone());
+        }
+    }
+    for ((group, kind), spoke_versions) in spokes {
+        let Some(hub) = hubs.get(&(group.clone(), kind.clone())) else {
+            bail!(
+                "{kind} ({group}) converts to a hub in versions {} (`ConvertTo`), but no \
+                 version is the hub (`Hub()`)",
+                spoke_versions.join(", ")
+            );
+        };
+        let args = scaffold::create_webhook::Args {
+            kind: scaffold::KindArgs {
+                group: short_group(&group, domain),
+                version: hub.clone(),
+                kind: kind.clone(),
+            },
+            defaulting: false,
+            programmatic_validation: false,
+            conversion: true,
+            spokes: spoke_versions,
+            force: false,
+        };
+        scaffold::apply(scaffold::create_webhook::plan(root, &args)?)?;
     }
     Ok(())
 }
