@@ -293,6 +293,16 @@ fn bad_input_is_refused_with_its_place_and_nothing_is_written() {
         "",
         &["bad/v1/types.go:19", "--allow-dangerous-types"],
     );
+    // An optional spec whose Go zero value Rust has not: an enum's is "", none of its values.
+    refused(
+        "type ThingSpec struct {\n\tSize string `json:\"size\"`\n}\n\n\
+         // +kubebuilder:validation:Enum=a;b\ntype Mode string\n\n\
+         type OtherSpec struct {\n\tMode Mode `json:\"mode\"`\n}\n\n\
+         // +kubebuilder:object:root=true\ntype Other struct {\n\tmetav1.TypeMeta   `json:\",inline\"`\n\t\
+         metav1.ObjectMeta `json:\"metadata,omitempty\"`\n\tSpec OtherSpec `json:\"spec,omitempty\"`\n}\n",
+        "",
+        &["bad/v1/types.go:25", "OtherSpec needs a default", "Mode"],
+    );
     // A kind declared as another type, which the import cannot spell yet.
     refused(
         "type ThingSpec struct {\n\tSize string `json:\"size\"`\n}\n\n\

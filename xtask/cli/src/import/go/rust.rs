@@ -118,8 +118,10 @@ pub fn translate(
         kinds: Vec::new(),
         used: BTreeSet::new(),
         field_docs: BTreeMap::new(),
+        defaultable: BTreeSet::new(),
     };
     writer.find_kinds();
+    writer.find_defaultable();
     // Each file's items, the local types they name, and the types it declares.
     let mut by_file: BTreeMap<String, (Vec<String>, BTreeSet<String>)> = BTreeMap::new();
     let mut declared_in: BTreeMap<String, String> = BTreeMap::new();
@@ -209,6 +211,9 @@ struct Writer<'a> {
     /// The doc of the root object's `spec` or `status` field, by the field's type: the
     /// property's description in controller-gen's CRD.
     field_docs: BTreeMap<String, String>,
+    /// The package's types that derive `Default`: Go's zero value, for those whose fields
+    /// all have one in Rust (not a unit enum, whose zero value `""` is none of its values).
+    defaultable: BTreeSet<String>,
 }
 
 impl Writer<'_> {
@@ -298,6 +303,102 @@ impl Writer<'_> {
         }
     }
 
+    /// Which of the package's types derive `Default`: from all of them, those with a field
+    /// (or an inner type) without a default are taken out until none is left to take out.
+    fn find_defaultable(&mut self) {
+        let candidates = self.package.types.iter().filter(|ty| {
+            !self.is_list(ty)
+                && ty.underlying.kind != "interface"
+                && self.enum_values(ty).is_none()
+                // A root object is generated, but a spec-less one's struct.
+                && (!ty.is_root() || self.heads.contains_key(&ty.name))
+        });
+        self.defaultable = candidates.map(|ty| ty.name.clone()).collect();
+        loop {
+            let blocked: Vec<String> = self
+                .package
+                .types
+                .iter()
+                .filter(|ty| self.defaultable.contains(&ty.name))
+                .filter(|ty| self.zero_value_blocker(ty).is_some())
+                .map(|ty| ty.name.clone())
+                .collect();
+            if blocked.is_empty() {
+                break;
+            }
+            for name in blocked {
+                self.defaultable.remove(&name);
+            }
+        }
+    }
+
+    /// The field (or inner type) of `ty` that has no default, if any.
+    fn zero_value_blocker<'t>(&self, ty: &'t Type) -> Option<&'t str> {
+        if ty.underlying.kind != "struct" {
+            let marshals_itself = ty.methods.iter().any(|m| m == "MarshalJSON");
+            return (!marshals_itself && !self.has_default(&ty.underlying)).then_some(&ty.name);
+        }
+        let is_header = |f: &Field| ty.is_root() && is_object_header(f);
+        ty.fields
+            .iter()
+            .filter(|f| !is_header(f) && f.json_name() != "-")
+            .find(|f| {
+                // An optional field of a named type is an `Option`, absent by default.
+                let as_option = f.ty.kind == "pointer"
+                    || (self.is_optional(f) && !self.is_plain(&f.ty) && !f.name.is_empty());
+                !as_option && !self.has_default(&f.ty)
+            })
+            .map(|f| {
+                if f.name.is_empty() {
+                    f.ty.name.as_str()
+                } else {
+                    f.name.as_str()
+                }
+            })
+    }
+
+    /// Whether the Rust type of `ty` has a `Default`.
+    fn has_default(&self, ty: &TypeExpr) -> bool {
+        match ty.kind.as_str() {
+            "pointer" | "basic" | "slice" | "map" | "interface" => true,
+            "array" => ty.len <= 32 && ty.elem.as_deref().is_some_and(|e| self.has_default(e)),
+            "named" if ty.package == self.package.path => self.defaultable.contains(&ty.name),
+            // Another imported package's types: not known here.
+            "named" if self.modules.contains_key(&ty.package) => false,
+            "named" => match ty.underlying.as_deref() {
+                // A newtype of `api/src/kubernetes.rs` (which derive it), or the underlying.
+                Some(underlying) => self.described(ty) || self.has_default(underlying),
+                // Kubernetes' structs have one, but its times.
+                None => !["Time", "MicroTime"].contains(&ty.name.as_str()),
+            },
+            _ => false,
+        }
+    }
+
+    /// Whether a field of this type is written as itself when optional (Go's zero value is
+    /// serde's default: `omitempty` omits it), rather than as an `Option`: as `field` decides.
+    fn is_plain(&self, ty: &TypeExpr) -> bool {
+        match ty.kind.as_str() {
+            "basic" | "slice" | "map" | "array" => true,
+            "named"
+                if ty.package != self.package.path
+                    && !self.modules.contains_key(&ty.package)
+                    && !self.described(ty) =>
+            {
+                ty.underlying.as_deref().is_some_and(|u| self.is_plain(u))
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether another package's named type has a doc or markers of its own (it is then a
+    /// newtype of `api/src/kubernetes.rs`).
+    fn described(&self, ty: &TypeExpr) -> bool {
+        self.named
+            .get(&format!("{}.{}", ty.package, ty.name))
+            .is_some_and(|named| !named.doc.is_empty() || !named.markers.is_empty())
+    }
+
     /// The Rust item for `ty`, or `None` for what the attributes generate (the root object
     /// of a kind with a spec, its list) and what is not data (interfaces).
     fn item(&mut self, ty: &Type) -> Option<String> {
@@ -367,12 +468,21 @@ impl Writer<'_> {
             (false, false) => own.attribute("kubebuilder::schema", ""),
         };
         out.push_str(&attribute);
-        if head
+        let optional_spec = head
             .as_ref()
-            .is_some_and(|head| head.spec == Some("optional"))
-        {
-            // An optional spec is `Default` when absent.
+            .is_some_and(|head| head.spec == Some("optional") && head.root != ty.name);
+        if self.defaultable.contains(&ty.name) {
             out.push_str("#[derive(Default)]\n");
+        } else if optional_spec {
+            // An optional spec is `Default` when absent.
+            self.problems.push(format!(
+                "{}: the spec is optional, so {} needs a default (Go's zero value), and {} has \
+                 none in Rust (a unit enum, a time, or a type of another package); make the \
+                 spec required, or that field optional",
+                ty.position,
+                ty.name,
+                self.zero_value_blocker(ty).unwrap_or("a field")
+            ));
         }
         let body = if let Some(values) = enum_values {
             self.unit_enum(ty, &values)
@@ -776,11 +886,7 @@ impl Writer<'_> {
             "named" if ty.underlying.is_some() => {
                 let underlying = ty.underlying.as_deref()?;
                 let key = format!("{}.{}", ty.package, ty.name);
-                let described = self
-                    .named
-                    .get(&key)
-                    .is_some_and(|named| !named.doc.is_empty() || !named.markers.is_empty());
-                if !described {
+                if !self.described(ty) {
                     return self.rust_type(underlying, position);
                 }
                 // Its doc is a description in controller-gen's CRD: a newtype keeps it.
@@ -952,6 +1058,7 @@ pub fn kubernetes_module(
         kinds: Vec::new(),
         used: BTreeSet::new(),
         field_docs: BTreeMap::new(),
+        defaultable: BTreeSet::new(),
     };
     let mut items = vec![
         "//! Kubernetes' named types the API uses, each with the doc and markers it has in \
@@ -979,7 +1086,7 @@ pub fn kubernetes_module(
             args.attribute("kubebuilder::schema", "")
         };
         items.push(format!(
-            "{}{attribute}pub struct {name}(pub {inner});",
+            "{}{attribute}#[derive(Default)]\npub struct {name}(pub {inner});",
             doc(&named.doc, "")
         ));
     }
