@@ -71,9 +71,9 @@ pub fn run(args: &Args) -> Result<()> {
 }
 
 /// What the Go project declares, translated.
-pub struct Imported {
+struct Imported {
     /// The API packages, by group and version.
-    pub versions: Vec<Version>,
+    versions: Vec<Version>,
     /// The module of the Kubernetes named types the API uses (`api/src/kubernetes.rs`).
     kubernetes: Option<String>,
     /// The domain of the groups (`<group>.<domain>`).
@@ -97,7 +97,7 @@ impl Imported {
 }
 
 /// Reads and translates the Go project at `dir`; every problem at once, or the translation.
-pub fn read(dir: &Path, paths: &[String], options: rust::Options) -> Result<Imported> {
+fn read(dir: &Path, paths: &[String], options: rust::Options) -> Result<Imported> {
     let project = GoProject::read(dir)?;
     let mut model = goimport(dir, paths)?;
     share_resource_markers(&mut model);
@@ -430,7 +430,8 @@ fn write(args: &Args, imported: &Imported) -> Result<PathBuf> {
 /// `init`, `create api` for every kind, the imported types and RBAC, then `manifests`.
 fn make(root: &Path, name: &str, args: &Args, imported: &Imported) -> Result<()> {
     let domain = imported.domain.clone();
-    scaffold::apply(init::plan(&init::Args {
+    // Each step's files are written quietly: most are written again by a later step.
+    init::plan(&init::Args {
         dir: root.to_owned(),
         domain: domain.clone(),
         name: Some(name.to_owned()),
@@ -438,14 +439,16 @@ fn make(root: &Path, name: &str, args: &Args, imported: &Imported) -> Result<()>
         namespaced: false,
         license: init::License::None,
         owner: None,
-    })?)?;
+    })?
+    .apply()?;
     if imported.multigroup {
-        scaffold::apply(scaffold::edit::plan(
+        scaffold::edit::plan(
             root,
             &scaffold::edit::Args {
                 multigroup: Some(true),
             },
-        )?)?;
+        )?
+        .apply()?;
     }
     for (version, kind) in imported.kinds() {
         let group = short_group(&version.group, &domain);
@@ -454,7 +457,7 @@ fn make(root: &Path, name: &str, args: &Args, imported: &Imported) -> Result<()>
                 r.kind == kind.kind && r.controller && (r.group == group || r.group.is_empty())
             })
         });
-        scaffold::apply(create_api::plan_with(
+        create_api::plan_with(
             root,
             &create_api::Args {
                 kind: scaffold::KindArgs {
@@ -473,7 +476,8 @@ fn make(root: &Path, name: &str, args: &Args, imported: &Imported) -> Result<()>
                 deploy_image: Default::default(),
             },
             &create_api::IMPORTED,
-        )?)?;
+        )?
+        .apply()?;
     }
     let project = scaffold::project::Project::parse(
         &fs::read_to_string(root.join(scaffold::project::FILE)).context("reading PROJECT")?,
@@ -495,7 +499,7 @@ fn make(root: &Path, name: &str, args: &Args, imported: &Imported) -> Result<()>
     }
     write_rbac(&mut plan, &project, imported)?;
     plan.format_rust()?;
-    scaffold::apply(plan)?;
+    plan.apply()?;
     create_webhooks(root, &domain, imported)?;
     create_conversions(root, &domain, imported)?;
     let declarations = source::read(root, &crd::Options::default()).map_err(|deferred| {
@@ -569,7 +573,7 @@ fn create_webhooks(root: &Path, domain: &str, imported: &Imported) -> Result<()>
             spokes: Vec::new(),
             force: false,
         };
-        scaffold::apply(scaffold::create_webhook::plan(root, &args)?)?;
+        scaffold::create_webhook::plan(root, &args)?.apply()?;
         for webhook in webhooks {
             let mutating = webhook["Mutating"] == Value::Bool(true);
             // The path `for = Kind` gives, as kubebuilder's.
@@ -632,7 +636,7 @@ fn create_conversions(root: &Path, domain: &str, imported: &Imported) -> Result<
             spokes: spoke_versions,
             force: false,
         };
-        scaffold::apply(scaffold::create_webhook::plan(root, &args)?)?;
+        scaffold::create_webhook::plan(root, &args)?.apply()?;
     }
     Ok(())
 }

@@ -148,7 +148,7 @@ fn prepend_boilerplate(plan: &mut Plan) -> Result<()> {
 }
 
 /// Writes the plan and says what it wrote.
-pub(crate) fn apply(plan: Plan) -> Result<()> {
+fn apply(plan: Plan) -> Result<()> {
     for path in plan.apply()? {
         eprintln!("wrote {}", path.display());
     }
