@@ -42,24 +42,9 @@ fn conformance_module() -> PathBuf {
     common::repo_root().join("macros/tests/conformance/go")
 }
 
-fn read(dir: &Path) -> Value {
-    let goimport = tools::GOIMPORT.install().unwrap();
-    let output = Command::new(goimport)
-        .current_dir(dir)
-        .arg("./...")
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "goimport failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).unwrap()
-}
-
 #[test]
 fn every_marker_of_the_conformance_module_has_a_rust_spelling() {
-    let model = read(&conformance_module());
+    let model = read_paths(&conformance_module(), "./...");
     assert_eq!(model["unknownMarkers"], serde_json::json!([]));
     let spelled: BTreeSet<(String, Target)> = spellings::all()
         .into_iter()
