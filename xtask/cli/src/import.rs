@@ -1,7 +1,12 @@
 //! `import`: an API declared elsewhere, as a Rust project: `import go` reads a Go
-//! kubebuilder project.
+//! kubebuilder project. What is read becomes one model (`model.rs`: controller-tools'
+//! view of Go types and markers), which `project.rs` makes the project of.
 
 pub mod go;
+mod markers;
+mod model;
+mod project;
+mod rust;
 
 use anyhow::Result;
 

@@ -1,0 +1,790 @@
+//! The Rust project an import makes from what it read (the model of `model.rs`, whatever
+//! it was read from): each API version a module of the `api` crate (`rust.rs`), each
+//! marker the argument that spells it (`markers.rs`), the project around them what `init`
+//! and `create api` make, with the Go controllers' RBAC rules on the reconcilers, the Go
+//! webhooks and conversions as `create webhook` makes them.
+//!
+//! Everything is made in a staging directory beside the new one and renamed into place at
+//! the end: a problem anywhere (a type or marker the importer cannot spell) leaves nothing
+//! behind, and is reported with its file and line.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use kubebuilder::crd;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::markers::{self, Translator, fields_of};
+use super::model::{Markers, Model, Package};
+use super::rust::{self, KindDecl, Problems, Version};
+use crate::scaffold::names::snake_case;
+use crate::scaffold::plan::Plan;
+use crate::scaffold::{self, create_api, init, layout};
+use crate::{manifests, source};
+
+/// Where, and as what, the new project is made.
+pub struct Target<'a> {
+    /// Its directory (created; if it exists, it must be empty).
+    pub dir: &'a Path,
+    /// Its name (default: the Go project's `projectName`, else the directory's name).
+    pub name: Option<&'a str>,
+    /// The kubebuilder checkout whose crates it uses instead of crates.io.
+    pub local: Option<&'a Path>,
+}
+
+/// What the source declares, translated.
+pub struct Imported {
+    /// The API packages, by group and version.
+    versions: Vec<Version>,
+    /// The module of the Kubernetes named types the API uses (`api/src/kubernetes.rs`).
+    kubernetes: Option<String>,
+    /// The domain of the groups (`<group>.<domain>`).
+    domain: String,
+    /// Whether the versions go under their groups (`api/src/<group>/<version>/`).
+    multigroup: bool,
+    /// The Go project's PROJECT file, when it has one.
+    project: Option<GoProject>,
+    /// The RBAC rules of each controller file (its stem), as Rust attributes.
+    rbac: BTreeMap<String, Vec<String>>,
+    /// The `+kubebuilder:webhook` markers, with the file each is written in.
+    webhooks: Vec<(Value, String)>,
+}
+
+impl Imported {
+    /// The group versions.
+    pub fn version_count(&self) -> usize {
+        self.versions.len()
+    }
+
+    /// Each kind with its version.
+    pub fn kinds(&self) -> impl Iterator<Item = (&Version, &KindDecl)> {
+        self.versions
+            .iter()
+            .flat_map(|version| version.kinds.iter().map(move |kind| (version, kind)))
+    }
+}
+
+/// Translates what was read from `source` (with the Go project's PROJECT file, when it has
+/// one); every problem at once, or the translation.
+pub fn translate(
+    mut model: Model,
+    project: Option<GoProject>,
+    options: rust::Options,
+    source: &Path,
+) -> Result<Imported> {
+    share_resource_markers(&mut model);
+    let api: BTreeMap<&str, (String, String)> = model
+        .packages
+        .iter()
+        .filter_map(|package| Some((package.path.as_str(), rust::group_version(package)?)))
+        .collect();
+    if api.is_empty() {
+        bail!(
+            "{} has no API package (a Go package whose doc comment says `+groupName=...`)",
+            source.display()
+        );
+    }
+    let groups: std::collections::BTreeSet<&str> = api.values().map(|(g, _)| g.as_str()).collect();
+    let domain = domain(&groups, project.as_ref())?;
+    // Several groups' versions would share `api/src/<version>/` in the single-group layout.
+    let multigroup = groups.len() > 1 || project.as_ref().is_some_and(|p| p.multigroup);
+    let modules: rust::Modules = api
+        .iter()
+        .map(|(path, (group, version))| {
+            let module = if multigroup {
+                format!("crate::{}::{version}", layout::group_module_name(group))
+            } else {
+                format!("crate::{version}")
+            };
+            ((*path).to_owned(), module)
+        })
+        .collect();
+    let translator = Translator::new();
+    let context = rust::Context {
+        translator: &translator,
+        options,
+        modules: &modules,
+        named: &model.named,
+    };
+    let mut problems = Problems::new();
+    let mut versions = Vec::new();
+    let mut used_named = BTreeMap::new();
+    let mut rbac = BTreeMap::new();
+    let mut webhooks = Vec::new();
+    for package in &model.packages {
+        if package
+            .markers
+            .contains_key(kubebuilder_attributes::skip::SPELLS)
+        {
+            eprintln!(
+                "import: {} says +kubebuilder:skip (no CRD of it is generated): not imported",
+                package.path
+            );
+        }
+        if let Some(version) = rust::translate(package, &context, &mut used_named, &mut problems) {
+            versions.push(version);
+        }
+        for (file, markers) in &package.file_markers {
+            let rules = rbac_rules(markers);
+            if !rules.is_empty() {
+                rbac.insert(stem(file), rules);
+            }
+            for webhook in markers.get("kubebuilder:webhook").into_iter().flatten() {
+                webhooks.push((markers::unwrapped(webhook).clone(), file.clone()));
+            }
+        }
+    }
+    let kubernetes = (!used_named.is_empty())
+        .then(|| rust::kubernetes_module(&used_named, &context, &mut problems));
+    if !problems.is_empty() {
+        problems.sort();
+        bail!(
+            "{} cannot be imported as it is; nothing was written:\n{}",
+            source.display(),
+            problems.join("\n")
+        );
+    }
+    Ok(Imported {
+        versions,
+        kubernetes,
+        domain,
+        multigroup,
+        project,
+        rbac,
+        webhooks,
+    })
+}
+
+/// Gives every version of a kind the `+kubebuilder:resource` marker one of them carries:
+/// controller-gen reads the CRD-wide names from whichever version has it, the resource
+/// attribute of each version must say them.
+fn share_resource_markers(model: &mut Model) {
+    const RESOURCE: &str = "kubebuilder:resource";
+    let group_of = |package: &Package| {
+        package
+            .markers
+            .get("groupName")
+            .and_then(|v| v.first()?.as_str().map(str::to_owned))
+    };
+    let mut found: BTreeMap<(String, String), Vec<Value>> = BTreeMap::new();
+    for package in &model.packages {
+        let Some(group) = group_of(package) else {
+            continue;
+        };
+        for ty in package.types.iter().filter(|ty| ty.is_root()) {
+            if let Some(values) = ty.markers.get(RESOURCE) {
+                found
+                    .entry((group.clone(), ty.name.clone()))
+                    .or_insert_with(|| values.clone());
+            }
+        }
+    }
+    for package in &mut model.packages {
+        let Some(group) = group_of(package) else {
+            continue;
+        };
+        for ty in package.types.iter_mut().filter(|ty| ty.is_root()) {
+            if let Some(values) = found.get(&(group.clone(), ty.name.clone())) {
+                ty.markers
+                    .entry(RESOURCE.to_owned())
+                    .or_insert_with(|| values.clone());
+            }
+        }
+    }
+}
+
+/// The `+kubebuilder:rbac` markers as `#[kubebuilder::rbac(...)]` attributes.
+fn rbac_rules(markers: &Markers) -> Vec<String> {
+    markers
+        .get("kubebuilder:rbac")
+        .into_iter()
+        .flatten()
+        .map(|rule| {
+            let args = fields_of(
+                markers::unwrapped(rule),
+                &[
+                    ("Groups", "groups"),
+                    ("Resources", "resources"),
+                    ("ResourceNames", "resource_names"),
+                    ("Verbs", "verbs"),
+                    ("URLs", "urls"),
+                    ("Namespace", "namespace"),
+                ],
+            );
+            format!("#[kubebuilder::rbac({args})]")
+        })
+        .collect()
+}
+
+/// The parts of a Go PROJECT file the importer reads.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GoProject {
+    #[serde(default)]
+    domain: String,
+    #[serde(default)]
+    project_name: String,
+    #[serde(default)]
+    multigroup: bool,
+    #[serde(default)]
+    resources: Vec<GoResource>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GoResource {
+    #[serde(default)]
+    group: String,
+    #[serde(default)]
+    kind: String,
+    #[serde(default)]
+    controller: bool,
+}
+
+impl GoProject {
+    pub fn read(dir: &Path) -> Result<Option<Self>> {
+        let path = dir.join("PROJECT");
+        match fs::read_to_string(&path) {
+            Ok(text) => serde_saphyr::from_str(&text)
+                .map(Some)
+                .with_context(|| format!("reading {}", path.display())),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(error) => Err(error).with_context(|| format!("reading {}", path.display())),
+        }
+    }
+}
+
+/// The domain the groups share: PROJECT's when every group is under it, else the groups'
+/// longest common suffix that leaves each a name of its own.
+fn domain(
+    groups: &std::collections::BTreeSet<&str>,
+    project: Option<&GoProject>,
+) -> Result<String> {
+    let groups: Vec<&str> = groups.iter().copied().collect();
+    if let Some(project) = project
+        && !project.domain.is_empty()
+        && groups
+            .iter()
+            .all(|g| g.ends_with(&format!(".{}", project.domain)))
+    {
+        return Ok(project.domain.clone());
+    }
+    let split: Vec<Vec<&str>> = groups.iter().map(|g| g.rsplit('.').collect()).collect();
+    let shortest = split.iter().map(Vec::len).min().unwrap_or(0);
+    let mut common = 0;
+    while common + 1 < shortest
+        && split
+            .iter()
+            .all(|labels| labels[common] == split[0][common])
+    {
+        common += 1;
+    }
+    if common == 0 {
+        bail!(
+            "the API groups {} share no domain: a project's groups are <group>.<domain>",
+            groups.join(", ")
+        );
+    }
+    let mut labels: Vec<&str> = split[0][..common].to_vec();
+    labels.reverse();
+    Ok(labels.join("."))
+}
+
+/// Makes the project in a staging directory beside `to.dir`, then renames it into
+/// place.
+pub fn write(to: &Target<'_>, imported: &Imported) -> Result<PathBuf> {
+    let target =
+        std::path::absolute(to.dir).with_context(|| format!("resolving {}", to.dir.display()))?;
+    if target.exists()
+        && fs::read_dir(&target)
+            .with_context(|| format!("reading {}", target.display()))?
+            .next()
+            .is_some()
+    {
+        bail!("{} exists and is not empty", target.display());
+    }
+    let name = match (to.name, &imported.project) {
+        (Some(name), _) => name.to_owned(),
+        (None, Some(project)) if !project.project_name.is_empty() => project.project_name.clone(),
+        _ => target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+    };
+    let parent = target
+        .parent()
+        .context("the new project needs a parent directory")?;
+    fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+    let staging = parent.join(format!(
+        ".{}.import-{}",
+        target.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id()
+    ));
+    let made = make(&staging, &name, to.local, imported);
+    match made {
+        Ok(()) => {
+            if target.exists() {
+                fs::remove_dir(&target)
+                    .with_context(|| format!("replacing the empty {}", target.display()))?;
+            }
+            fs::rename(&staging, &target)
+                .with_context(|| format!("moving the project to {}", target.display()))?;
+            Ok(target)
+        }
+        Err(error) => {
+            let _ = fs::remove_dir_all(&staging);
+            Err(error)
+        }
+    }
+}
+
+/// `init`, `create api` for every kind, the imported types and RBAC, then `manifests`.
+fn make(root: &Path, name: &str, local: Option<&Path>, imported: &Imported) -> Result<()> {
+    let domain = imported.domain.clone();
+    // Each step's files are written quietly: most are written again by a later step.
+    init::plan(&init::Args {
+        dir: root.to_owned(),
+        domain: domain.clone(),
+        name: Some(name.to_owned()),
+        local: local.map(Path::to_owned),
+        namespaced: false,
+        license: init::License::None,
+        owner: None,
+    })?
+    .apply()?;
+    if imported.multigroup {
+        scaffold::edit::plan(
+            root,
+            &scaffold::edit::Args {
+                multigroup: Some(true),
+            },
+        )?
+        .apply()?;
+    }
+    for (version, kind) in imported.kinds() {
+        let group = short_group(&version.group, &domain);
+        let controller = imported.project.as_ref().map(|project| {
+            project.resources.iter().any(|r| {
+                r.kind == kind.kind && r.controller && (r.group == group || r.group.is_empty())
+            })
+        });
+        create_api::plan_with(
+            root,
+            &create_api::Args {
+                kind: scaffold::KindArgs {
+                    group: group.clone(),
+                    version: version.version.clone(),
+                    kind: kind.kind.clone(),
+                },
+                namespaced: Some(kind.namespaced),
+                resource: true,
+                controller: controller.filter(|c| !c),
+                plural: kind.plural.clone(),
+                external_api_path: None,
+                external_api_domain: None,
+                ssa: false,
+                force: false,
+                deploy_image: Default::default(),
+            },
+            &create_api::IMPORTED,
+        )?
+        .apply()?;
+    }
+    let project = scaffold::project::Project::parse(
+        &fs::read_to_string(root.join(scaffold::project::FILE)).context("reading PROJECT")?,
+    )?;
+    let mut plan = Plan::new(root);
+    for version in &imported.versions {
+        write_version(&mut plan, &project, &domain, version)?;
+    }
+    if let Some(kubernetes) = &imported.kubernetes {
+        write_kubernetes_module(&mut plan, kubernetes)?;
+    }
+    let uses_json = imported
+        .versions
+        .iter()
+        .flat_map(|v| &v.files)
+        .any(|(_, source)| source.contains("serde_json::"));
+    if uses_json {
+        depend_on_serde_json(&mut plan)?;
+    }
+    write_rbac(&mut plan, &project, imported)?;
+    plan.format_rust()?;
+    plan.apply()?;
+    create_webhooks(root, &domain, imported)?;
+    create_conversions(root, &domain, imported)?;
+    let declarations = source::read(root, &crd::Options::default()).map_err(|deferred| {
+        anyhow::anyhow!("the imported sources do not read as the manifests need: {deferred}")
+    })?;
+    let outputs = manifests::outputs(root, &declarations, None)?;
+    manifests::write(root, &outputs)
+}
+
+/// The admission webhooks of the Go markers: `create webhook` for each kind version they
+/// are for, whose scaffolded attributes then say what the markers say.
+fn create_webhooks(root: &Path, domain: &str, imported: &Imported) -> Result<()> {
+    let mut by_kind: BTreeMap<(String, String, String), Vec<&Value>> = BTreeMap::new();
+    for (webhook, file) in &imported.webhooks {
+        let strings = |name: &str| -> Vec<&str> {
+            webhook[name]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .collect()
+        };
+        let found = imported.kinds().find(|(version, kind)| {
+            let plural = kind
+                .plural
+                .clone()
+                .unwrap_or_else(|| kubebuilder_plural::plural(&kind.kind.to_lowercase()));
+            strings("Groups").contains(&version.group.as_str())
+                && strings("Versions").contains(&version.version.as_str())
+                && strings("Resources").contains(&plural.as_str())
+        });
+        let Some((version, kind)) = found else {
+            bail!(
+                "{file}: +kubebuilder:webhook for {:?} {:?} {:?} is for no kind the import \
+                 makes",
+                strings("Groups"),
+                strings("Versions"),
+                strings("Resources")
+            );
+        };
+        by_kind
+            .entry((
+                version.group.clone(),
+                version.version.clone(),
+                kind.kind.clone(),
+            ))
+            .or_default()
+            .push(webhook);
+    }
+    for ((group, version, kind), webhooks) in by_kind {
+        let mutating = |m: bool| webhooks.iter().filter(move |w| w["Mutating"] == m);
+        for m in [true, false] {
+            if mutating(m).count() > 1 {
+                bail!(
+                    "{kind} {version} has {} {} webhooks in the Go markers; the import makes \
+                     one of each",
+                    mutating(m).count(),
+                    if m { "mutating" } else { "validating" }
+                );
+            }
+        }
+        let args = scaffold::create_webhook::Args {
+            kind: scaffold::KindArgs {
+                group: short_group(&group, domain),
+                version: version.clone(),
+                kind: kind.clone(),
+            },
+            defaulting: mutating(true).count() > 0,
+            programmatic_validation: mutating(false).count() > 0,
+            conversion: false,
+            spokes: Vec::new(),
+            force: false,
+        };
+        scaffold::create_webhook::plan(root, &args)?.apply()?;
+        for webhook in webhooks {
+            let mutating = webhook["Mutating"] == Value::Bool(true);
+            // The path `for = Kind` gives, as kubebuilder's.
+            let path = format!(
+                "/{}-{}-{version}-{}",
+                if mutating { "mutate" } else { "validate" },
+                group.replace('.', "-"),
+                kind.to_lowercase()
+            );
+            if webhook["Path"]
+                .as_str()
+                .is_some_and(|p| !p.is_empty() && p != path)
+            {
+                bail!(
+                    "the Go webhook {} of {kind} {version} is served at {}, not at {path}, \
+                     where `#[kubebuilder::webhook(for = {kind})]` serves it",
+                    webhook["Name"],
+                    webhook["Path"]
+                );
+            }
+            rewrite_webhook_attribute(root, &kind, &version, webhook)?;
+        }
+    }
+    Ok(())
+}
+
+/// The conversions of the Go kinds with a hub (`Hub()`) and spokes (`ConvertTo`): `create
+/// webhook --conversion` on the hub, whose spokes then name it (`hub = ...`) and get a
+/// `Spoke` impl converting by field names, to be written as the Go `ConvertTo` and
+/// `ConvertFrom` do.
+fn create_conversions(root: &Path, domain: &str, imported: &Imported) -> Result<()> {
+    let mut hubs: BTreeMap<(String, String), String> = BTreeMap::new();
+    let mut spokes: BTreeMap<(String, String), Vec<String>> = BTreeMap::new();
+    for (version, kind) in imported.kinds() {
+        let key = (version.group.clone(), kind.kind.clone());
+        if kind.hub {
+            hubs.insert(key.clone(), version.version.clone());
+        }
+        if kind.spoke {
+            spokes.entry(key).or_default().push(version.version.clone());
+        }
+    }
+    for ((group, kind), spoke_versions) in spokes {
+        let Some(hub) = hubs.get(&(group.clone(), kind.clone())) else {
+            bail!(
+                "{kind} ({group}) converts to a hub in versions {} (`ConvertTo`), but no \
+                 version is the hub (`Hub()`)",
+                spoke_versions.join(", ")
+            );
+        };
+        let args = scaffold::create_webhook::Args {
+            kind: scaffold::KindArgs {
+                group: short_group(&group, domain),
+                version: hub.clone(),
+                kind: kind.clone(),
+            },
+            defaulting: false,
+            programmatic_validation: false,
+            conversion: true,
+            spokes: spoke_versions,
+            force: false,
+        };
+        scaffold::create_webhook::plan(root, &args)?.apply()?;
+    }
+    Ok(())
+}
+
+/// Replaces the scaffolded `#[kubebuilder::webhook(...)]` of `kind`'s version (found by
+/// its scaffolded name, `m<kind>-<version>.kb.io` or `v...`) with the Go marker's values.
+fn rewrite_webhook_attribute(
+    root: &Path,
+    kind: &str,
+    version: &str,
+    webhook: &Value,
+) -> Result<()> {
+    let mutating = webhook["Mutating"] == Value::Bool(true);
+    let args = webhook_args(kind, webhook);
+    let mut pending = vec![root.join("controller/src")];
+    while let Some(dir) = pending.pop() {
+        for entry in fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
+            let path = entry?.path();
+            if path.is_dir() {
+                pending.push(path);
+                continue;
+            }
+            let text = fs::read_to_string(&path).unwrap_or_default();
+            if let Some(rewritten) = with_webhook_args(&text, kind, version, mutating, &args) {
+                fs::write(&path, rewritten)
+                    .with_context(|| format!("writing {}", path.display()))?;
+                return Ok(());
+            }
+        }
+    }
+    bail!(
+        "the scaffolded webhook of {kind} {version} was not found to write the Go marker's values"
+    )
+}
+
+/// The attribute's arguments from a Go `+kubebuilder:webhook` marker.
+fn webhook_args(kind: &str, webhook: &Value) -> String {
+    let mut args = vec![format!("for = {kind}")];
+    let named = fields_of(
+        webhook,
+        &[
+            ("Mutating", "mutating"),
+            ("FailurePolicy", "failure_policy"),
+            ("MatchPolicy", "match_policy"),
+            ("SideEffects", "side_effects"),
+            ("TimeoutSeconds", "timeout_seconds"),
+            ("Verbs", "verbs"),
+            ("Name", "name"),
+            ("URL", "url"),
+            ("WebhookVersions", "webhook_versions"),
+            ("AdmissionReviewVersions", "admission_review_versions"),
+            ("ReinvocationPolicy", "reinvocation_policy"),
+        ],
+    );
+    if webhook["Mutating"] != Value::Bool(true) {
+        args.push("mutating = false".to_owned());
+    }
+    args.extend(
+        named
+            .split(", ")
+            .filter(|a| !a.is_empty())
+            .map(|arg| match arg {
+                "mutating" => "mutating = true".to_owned(),
+                other => other.to_owned(),
+            }),
+    );
+    args.join(",\n    ")
+}
+
+/// `text` with the webhook attribute scaffolded for `kind`'s `version` (mutating or not)
+/// given `args`; `None` when the text has no such attribute.
+fn with_webhook_args(
+    text: &str,
+    kind: &str,
+    version: &str,
+    mutating: bool,
+    args: &str,
+) -> Option<String> {
+    let mut from = 0;
+    while let Some(at) = text[from..].find("#[kubebuilder::webhook(") {
+        let start = from + at;
+        let end = start + text[start..].find(")]\n")? + 3;
+        let block = &text[start..end];
+        if block.contains(&format!("for = {kind},"))
+            && block.contains(&format!("mutating = {mutating},"))
+            && block.contains(&format!("-{version}.kb.io\""))
+        {
+            return Some(format!(
+                "{}#[kubebuilder::webhook(\n    {args}\n)]\n{}",
+                &text[..start],
+                &text[end..]
+            ));
+        }
+        from = end;
+    }
+    None
+}
+
+/// `api/src/kubernetes.rs`, declared in `api/src/lib.rs`.
+fn write_kubernetes_module(plan: &mut Plan, source: &str) -> Result<()> {
+    let module = rust::KUBERNETES_MODULE;
+    plan.write(&format!("api/src/{module}.rs"), source.to_owned());
+    let lib = plan.read("api/src/lib.rs")?.unwrap_or_default();
+    plan.write("api/src/lib.rs", format!("{lib}\npub mod {module};\n"));
+    Ok(())
+}
+
+/// Adds serde_json (a workspace dependency already) to the api crate, whose imported types
+/// hold JSON as it is (Go's `interface{}`, types that marshal themselves).
+fn depend_on_serde_json(plan: &mut Plan) -> Result<()> {
+    let manifest = plan.read("api/Cargo.toml")?.unwrap_or_default();
+    let with = manifest.replacen(
+        "[dependencies]\n",
+        "[dependencies]\nserde_json.workspace = true\n",
+        1,
+    );
+    plan.write("api/Cargo.toml", with);
+    Ok(())
+}
+
+/// `batch` of `batch.tutorial.kubebuilder.io` in domain `tutorial.kubebuilder.io`.
+fn short_group(group: &str, domain: &str) -> String {
+    group
+        .strip_suffix(&format!(".{domain}"))
+        .unwrap_or(group)
+        .to_owned()
+}
+
+/// The version's files in place of the scaffolded types, and its module naming them.
+fn write_version(
+    plan: &mut Plan,
+    project: &scaffold::project::Project,
+    domain: &str,
+    version: &Version,
+) -> Result<()> {
+    let group = short_group(&version.group, domain);
+    let kind = &version
+        .kinds
+        .first()
+        .map(|k| k.kind.clone())
+        .unwrap_or_default();
+    let layout = layout::kind_layout(project, &group, kind);
+    let dir = layout.api_dir(&version.version);
+    // The scaffolded types go: the staging directory is the import's alone.
+    for kind in &version.kinds {
+        let scaffolded = plan
+            .root()
+            .join(&dir)
+            .join(format!("{}_types.rs", snake_case(&kind.kind)));
+        if scaffolded.exists() {
+            fs::remove_file(&scaffolded)
+                .with_context(|| format!("removing {}", scaffolded.display()))?;
+        }
+    }
+    let mut module = format!(
+        "//! Version `{}` of the API group `{}`, imported from `{}`.\n\n",
+        version.version, version.group, version.dir
+    );
+    for (stem, source) in &version.files {
+        plan.write(&format!("{dir}/{stem}.rs"), source.clone());
+        module.push_str(&format!("mod {stem};\npub use {stem}::*;\n"));
+    }
+    module.push_str("\n// +kubebuilder:scaffold:kinds\n");
+    plan.write(&format!("{dir}/mod.rs"), module);
+    Ok(())
+}
+
+/// Each reconciler's rules: the Go controller file's of the same kind (`<kind>_controller.go`)
+/// instead of the scaffolded ones; rules of other files go to the first reconciler. A kind
+/// without a Go controller keeps the rules on its own kind.
+fn write_rbac(
+    plan: &mut Plan,
+    project: &scaffold::project::Project,
+    imported: &Imported,
+) -> Result<()> {
+    let mut reconcilers: Vec<(String, String)> = Vec::new();
+    for resource in project.resources.iter().filter(|r| r.controller) {
+        let layout = layout::kind_layout(project, &resource.group, &resource.kind);
+        let snake = snake_case(&resource.kind);
+        let path = format!("{}/reconciler.rs", layout.controller_dir(&snake));
+        reconcilers.push((format!("{}_controller", resource.kind.to_lowercase()), path));
+    }
+    let mut leftover: Vec<String> = imported
+        .rbac
+        .iter()
+        .filter(|(file, _)| !reconcilers.iter().any(|(stem, _)| stem == *file))
+        .flat_map(|(_, rules)| rules.clone())
+        .collect();
+    for (stem, path) in &reconcilers {
+        let mut rules = imported.rbac.get(stem).cloned().unwrap_or_default();
+        let mut from = format!("the Go controller `{stem}.go`");
+        if !leftover.is_empty() {
+            from.push_str(" and of the Go files that are no kind's controller");
+            rules.append(&mut leftover);
+        }
+        if rules.is_empty() {
+            // No Go controller of the kind: the stub keeps the rules on its own kind.
+            continue;
+        }
+        let text = plan.read(path)?.unwrap_or_default();
+        plan.write(path, with_rules(&text, &rules, &from));
+    }
+    Ok(())
+}
+
+/// The reconciler's text with its `#[kubebuilder::rbac(...)]` attributes, and the
+/// comment lines above them, replaced by `rules` under a comment saying where they are from.
+fn with_rules(text: &str, rules: &[String], from: &str) -> String {
+    let Some(first) = text.find("#[kubebuilder::rbac(") else {
+        return text.to_owned();
+    };
+    let Some(end) = text
+        .find("pub struct ")
+        .and_then(|at| text[..at].rfind(")]\n"))
+        .map(|at| at + 3)
+    else {
+        return text.to_owned();
+    };
+    // Back over the plain comment lines that introduce the scaffolded rules.
+    let mut start = first;
+    while let Some(line_start) = text[..start.saturating_sub(1)].rfind('\n').map(|at| at + 1) {
+        let line = &text[line_start..start];
+        if !line.starts_with("// ") {
+            break;
+        }
+        start = line_start;
+    }
+    let written = format!("// The RBAC markers of {from}.\n{}\n", rules.join("\n"));
+    format!("{}{written}{}", &text[..start], &text[end..])
+}
+
+fn stem(file: &str) -> String {
+    Path::new(file)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
