@@ -78,10 +78,14 @@ pub const MAX_DESC_LEN_FLAG: &str = "--max-desc-len";
 /// `crd:omitToolVersion`).
 pub const OMIT_TOOL_VERSION_FLAG: &str = "--omit-tool-version";
 
+/// The flag that sets [`crd::Options::generate_embedded_object_meta`] (controller-gen's
+/// `crd:generateEmbeddedObjectMeta`).
+pub const GENERATE_EMBEDDED_OBJECT_META_FLAG: &str = "--generate-embedded-object-meta";
+
 /// The `main` of a project's declarations binary: prints [`Declarations::registered`] as
 /// JSON on standard output, or the reason there are none on standard error (and fails).
-/// Its arguments, [`MAX_DESC_LEN_FLAG`] with a number and [`OMIT_TOOL_VERSION_FLAG`], are
-/// optional.
+/// Its arguments, [`MAX_DESC_LEN_FLAG`] with a number, [`OMIT_TOOL_VERSION_FLAG`] and
+/// [`GENERATE_EMBEDDED_OBJECT_META_FLAG`], are optional.
 pub fn print_registered() -> ExitCode {
     let printed = options(std::env::args().skip(1)).and_then(|options| {
         let declarations = Declarations::registered(&options).map_err(|e| e.to_string())?;
@@ -115,6 +119,9 @@ fn options(mut args: impl Iterator<Item = String>) -> Result<crd::Options, Strin
             OMIT_TOOL_VERSION_FLAG if !options.omit_tool_version => {
                 options.omit_tool_version = true;
             }
+            GENERATE_EMBEDDED_OBJECT_META_FLAG if !options.generate_embedded_object_meta => {
+                options.generate_embedded_object_meta = true;
+            }
             _ => return Err(usage()),
         }
     }
@@ -122,7 +129,10 @@ fn options(mut args: impl Iterator<Item = String>) -> Result<crd::Options, Strin
 }
 
 fn usage() -> String {
-    format!("usage: declarations [{MAX_DESC_LEN_FLAG} N] [{OMIT_TOOL_VERSION_FLAG}]")
+    format!(
+        "usage: declarations [{MAX_DESC_LEN_FLAG} N] [{OMIT_TOOL_VERSION_FLAG}] \
+         [{GENERATE_EMBEDDED_OBJECT_META_FLAG}]"
+    )
 }
 
 #[cfg(test)]
@@ -135,11 +145,22 @@ mod tests {
     }
 
     #[test]
-    fn the_command_line_takes_the_max_desc_len_and_omit_tool_version_or_nothing() {
+    fn the_command_line_takes_each_crd_option_or_nothing() {
         assert_eq!(options(args("")).unwrap().max_desc_len, None);
         assert!(!options(args("")).unwrap().omit_tool_version);
-        let both = options(args("--omit-tool-version --max-desc-len 3")).unwrap();
-        assert_eq!((both.max_desc_len, both.omit_tool_version), (Some(3), true));
+        assert!(!options(args("")).unwrap().generate_embedded_object_meta);
+        let all = options(args(
+            "--omit-tool-version --max-desc-len 3 --generate-embedded-object-meta",
+        ))
+        .unwrap();
+        assert_eq!(
+            (
+                all.max_desc_len,
+                all.omit_tool_version,
+                all.generate_embedded_object_meta
+            ),
+            (Some(3), true, true)
+        );
         assert_eq!(
             options(args("--max-desc-len 40")).unwrap().max_desc_len,
             Some(40)
@@ -153,12 +174,14 @@ mod tests {
             "--max-desc-len 1 2",
             "--other 1",
             "--omit-tool-version --omit-tool-version",
+            "--generate-embedded-object-meta --generate-embedded-object-meta",
             "--max-desc-len 1 --max-desc-len 2",
         ];
         for wrong in wrongs {
             assert_eq!(
                 options(args(wrong)).unwrap_err(),
-                "usage: declarations [--max-desc-len N] [--omit-tool-version]",
+                "usage: declarations [--max-desc-len N] [--omit-tool-version] \
+                 [--generate-embedded-object-meta]",
                 "{wrong}"
             );
         }

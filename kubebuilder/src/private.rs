@@ -32,6 +32,13 @@ pub mod schema {
         crate::schema::Marker::from_row(variant, value)
     }
 
+    /// Runs `build` with embedded `ObjectMeta` schemas as `crd::Options`'
+    /// `generate_embedded_object_meta` says; for the source reader, which builds schemas
+    /// outside `crd::merge`.
+    pub fn with_embedded_object_meta<R>(generate: bool, build: impl FnOnce() -> R) -> R {
+        crate::schema::with_embedded_object_meta(generate, build)
+    }
+
     /// The types this crate implements `Schema` for, by the path a source names them with.
     pub mod by_path {
         pub use crate::schema::by_path::*;

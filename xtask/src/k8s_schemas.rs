@@ -4,7 +4,10 @@
 //! controller-gen inlines k8s.io/api types with the markers of their Go sources (list and map
 //! types, `+default`s, required lists), which k8s-openapi's schemas do not carry. The Go
 //! module in `xtask/k8s-schemas` has one kind whose spec holds one field per type, named by
-//! the type's OpenAPI definition name; the table is that spec's `properties`.
+//! the type's OpenAPI definition name; the table is that spec's `properties`. It is
+//! generated with `crd:generateEmbeddedObjectMeta=true`, so that every embedded `ObjectMeta`
+//! refers to its entry, which the facade crate gives its properties or none as that option
+//! of the project says.
 //!
 //! Struct types nest each other (JobTemplateSpec holds a PodSpec holds Containers), so the
 //! table stores each struct schema once: a subtree equal to another entry becomes
@@ -55,7 +58,11 @@ fn generate(go_module: &Path) -> Result<Map<String, Value>> {
     let controller_gen: PathBuf = tools::CONTROLLER_GEN.install()?;
     let output = Command::new(&controller_gen)
         .current_dir(go_module)
-        .args(["crd", "paths=./...", "output:crd:stdout"])
+        .args([
+            "crd:generateEmbeddedObjectMeta=true",
+            "paths=./...",
+            "output:crd:stdout",
+        ])
         .output()
         .with_context(|| format!("running {}", controller_gen.display()))?;
     if !output.status.success() {

@@ -84,6 +84,11 @@ pub struct Options {
     pub max_desc_len: Option<usize>,
     /// controller-gen's `crd:omitToolVersion`: leave out [`GENERATOR_ANNOTATION`].
     pub omit_tool_version: bool,
+    /// controller-gen's `crd:generateEmbeddedObjectMeta`: an `ObjectMeta` below the root
+    /// (a pod template's `metadata`) has the properties a client may set in it (`name`,
+    /// `namespace`, `labels`, `annotations`, `finalizers`) rather than none, so that the
+    /// apiserver keeps them instead of pruning them.
+    pub generate_embedded_object_meta: bool,
 }
 
 /// A kind whose versions do not merge into one CRD.
@@ -335,7 +340,10 @@ fn assemble(
 
 /// One entry of `spec.versions`.
 fn definition(version: &Version, options: &Options) -> CustomResourceDefinitionVersion {
-    let mut schema = version.schema.get();
+    let mut schema =
+        schema::with_embedded_object_meta(options.generate_embedded_object_meta, || {
+            version.schema.get()
+        });
     if let Some(max_len) = options.max_desc_len {
         schema::truncate_descriptions(&mut schema, max_len);
     }

@@ -14,6 +14,7 @@
 //! The table stores every struct schema once: where one type nests another, the subtree is
 //! `{"$ref": "<definition name>", <keys replacing the entry's>}` (the xtask's format).
 
+use std::cell::Cell;
 use std::sync::OnceLock;
 
 use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
@@ -118,6 +119,30 @@ fn definition_name(path: &str) -> String {
     )
 }
 
+/// The definition name of `ObjectMeta`, whose schema depends on
+/// [`with_embedded_object_meta`].
+const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
+
+thread_local! {
+    /// Whether schemas built on this thread give `ObjectMeta` its settable properties.
+    static EMBEDDED_OBJECT_META: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Runs `build` with every `ObjectMeta` schema built in it having the properties
+/// controller-gen's `crd:generateEmbeddedObjectMeta` gives it (`generate`), or none. A
+/// thread's setting rather than an argument: schemas are built by `Schema::schema()`, which
+/// the generated impls call without options.
+pub(crate) fn with_embedded_object_meta<R>(generate: bool, build: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            EMBEDDED_OBJECT_META.set(self.0);
+        }
+    }
+    let _restore = Restore(EMBEDDED_OBJECT_META.replace(generate));
+    build()
+}
+
 /// The parsed table, entries still holding references.
 fn table() -> &'static Map<String, Value> {
     static TABLE: OnceLock<Map<String, Value>> = OnceLock::new();
@@ -133,6 +158,11 @@ fn lookup(name: &str) -> JSONSchemaProps {
 }
 
 fn expand_entry(name: &str) -> Value {
+    // The table has controller-gen's `generateEmbeddedObjectMeta` schema (the properties
+    // a template's author sets); without the option, controller-gen's is a bare object.
+    if name == OBJECT_META && !EMBEDDED_OBJECT_META.get() {
+        return serde_json::json!({"type": "object"});
+    }
     let entry = table()
         .get(name)
         .unwrap_or_else(|| panic!("k8s_schemas.json has no entry {name}"));
@@ -302,6 +332,31 @@ mod tests {
             let nullable: Vec<_> = found.iter().filter(|(_, key)| key == "nullable").collect();
             assert!(nullable.is_empty(), "nullable at {nullable:?}");
         }
+    }
+
+    #[test]
+    fn embedded_object_meta_has_its_settable_properties_only_while_asked_for() {
+        let template_metadata = || json_of::<PodTemplateSpec>()["properties"]["metadata"].clone();
+        let bare = template_metadata();
+        assert_eq!(bare["type"], "object");
+        assert_eq!(bare.get("properties"), None);
+        let generated = with_embedded_object_meta(true, || template_metadata());
+        let properties: Vec<&String> = generated["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
+        assert_eq!(
+            properties,
+            ["annotations", "finalizers", "labels", "name", "namespace"]
+        );
+        // The field's own description stays: only the type's schema changes.
+        assert_eq!(generated["description"], bare["description"]);
+        assert_eq!(
+            template_metadata(),
+            bare,
+            "the setting ends with the closure"
+        );
     }
 
     #[test]

@@ -26,6 +26,7 @@ use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
 
 pub(crate) use build::{Property, object};
 pub(crate) use description::truncate_descriptions;
+pub(crate) use k8s::with_embedded_object_meta;
 pub use marker::{Docs, Literal, Marker, Rule};
 pub use shape::Shape;
 pub(crate) use shape::{Message, str_eq};

@@ -161,7 +161,8 @@ fn skipped_kinds_are_types_without_a_registered_crd() {
 /// controller-gen's CRD options act as ours do, checked on the fixture whose descriptions
 /// are all equal to controller-gen's (the Kubernetes types'): `maxDescLen` 0 drops them, a
 /// length cuts each at a sentence end, else at a space with `...`; `omitToolVersion` leaves
-/// out the version annotation.
+/// out the version annotation; `generateEmbeddedObjectMeta` gives the pod and job
+/// templates' `metadata` its settable properties.
 #[test]
 fn crd_options_act_as_controller_gens() {
     use kubebuilder::crd::Options;
@@ -185,6 +186,13 @@ fn crd_options_act_as_controller_gens() {
             "omitToolVersion=true",
             Options {
                 omit_tool_version: true,
+                ..Options::default()
+            },
+        ),
+        (
+            "generateEmbeddedObjectMeta=true",
+            Options {
+                generate_embedded_object_meta: true,
                 ..Options::default()
             },
         ),

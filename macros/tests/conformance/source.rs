@@ -40,6 +40,7 @@ fn the_source_reader_arrives_at_the_crds_a_build_registers() {
         let options = kubebuilder::crd::Options {
             max_desc_len,
             omit_tool_version: max_desc_len.is_some(),
+            generate_embedded_object_meta: max_desc_len.is_none(),
         };
         let read = source::read_crates(&crates(), &options)
             .unwrap_or_else(|unread| panic!("the reader defers to a build: {unread}"));

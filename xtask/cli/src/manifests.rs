@@ -86,9 +86,21 @@ pub const DECLARATIONS_PACKAGE: &str = "declarations";
 /// The namespace of the manager's role in the workspace at `root`, as its PROJECT file
 /// says ([`Project::manager_namespace`]); `None`, a ClusterRole, without a PROJECT file.
 pub fn manager_namespace(root: &Path) -> Result<Option<String>> {
+    Ok(read_project(root)?.and_then(|project| project.manager_namespace()))
+}
+
+/// The CRD options the PROJECT file of the workspace at `root` records (its `crd:`); the
+/// default without one.
+pub fn crd_options(root: &Path) -> Result<kubebuilder::crd::Options> {
+    Ok(read_project(root)?
+        .map(|project| project.crd.rendering())
+        .unwrap_or_default())
+}
+
+fn read_project(root: &Path) -> Result<Option<Project>> {
     let path = root.join(project::FILE);
     match fs::read_to_string(&path) {
-        Ok(text) => Ok(Project::parse(&text)?.manager_namespace()),
+        Ok(text) => Project::parse(&text).map(Some),
         Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
         Err(error) => Err(error).with_context(|| format!("reading {}", path.display())),
     }

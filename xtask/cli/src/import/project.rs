@@ -13,7 +13,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use kubebuilder::crd;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -416,7 +415,7 @@ fn make(root: &Path, name: &str, local: Option<&Path>, imported: &Imported) -> R
     plan.apply()?;
     create_webhooks(root, &domain, imported)?;
     create_conversions(root, &domain, imported)?;
-    let declarations = source::read(root, &crd::Options::default()).map_err(|deferred| {
+    let declarations = source::read(root, &manifests::crd_options(root)?).map_err(|deferred| {
         anyhow::anyhow!("the imported sources do not read as the manifests need: {deferred}")
     })?;
     let outputs = manifests::outputs(root, &declarations, None)?;

@@ -6,13 +6,15 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result, bail};
 use kubebuilder::crd;
-use kubebuilder::declarations::{Declarations, MAX_DESC_LEN_FLAG, OMIT_TOOL_VERSION_FLAG};
+use kubebuilder::declarations::{
+    Declarations, GENERATE_EMBEDDED_OBJECT_META_FLAG, MAX_DESC_LEN_FLAG, OMIT_TOOL_VERSION_FLAG,
+};
 
-use super::{DECLARATIONS_PACKAGE, Output, manager_namespace, outputs, stale, write};
+use super::{DECLARATIONS_PACKAGE, Output, crd_options, manager_namespace, outputs, stale, write};
 use crate::source;
 
 /// The options of `cargo xtask manifests` (kubebuilder's `make manifests`); the default is
-/// the command without flags.
+/// the command without flags. The CRD options add to those PROJECT records (`crd:`).
 #[derive(clap::Args, Default)]
 pub struct Args {
     /// Write nothing; fail listing the files that are out of date.
@@ -25,6 +27,11 @@ pub struct Args {
     /// out of the CRDs.
     #[arg(long)]
     pub omit_tool_version: bool,
+    /// controller-gen's `crd:generateEmbeddedObjectMeta`: an `ObjectMeta` below the root
+    /// (a pod template's) has the properties a client sets (`name`, `namespace`, `labels`,
+    /// `annotations`, `finalizers`).
+    #[arg(long)]
+    pub generate_embedded_object_meta: bool,
     /// Build the declarations binary and write what it registers, rather than read the
     /// sources (the reference the reading defers to wherever it could differ).
     #[arg(long)]
@@ -39,9 +46,12 @@ pub struct Args {
 /// and fails.
 pub fn run(args: Args) -> Result<()> {
     let root = crate::workspace_root();
+    let recorded = crd_options(&root)?;
     let options = crd::Options {
-        max_desc_len: args.max_desc_len,
-        omit_tool_version: args.omit_tool_version,
+        max_desc_len: args.max_desc_len.or(recorded.max_desc_len),
+        omit_tool_version: args.omit_tool_version || recorded.omit_tool_version,
+        generate_embedded_object_meta: args.generate_embedded_object_meta
+            || recorded.generate_embedded_object_meta,
     };
     let declarations = match (&args.declarations, args.build) {
         (Some(executable), _) => {
@@ -112,6 +122,9 @@ fn printed(command: &mut Command, options: &crd::Options, name: &str) -> Result<
     }
     if options.omit_tool_version {
         command.arg(OMIT_TOOL_VERSION_FLAG);
+    }
+    if options.generate_embedded_object_meta {
+        command.arg(GENERATE_EMBEDDED_OBJECT_META_FLAG);
     }
     let output = command
         .stderr(Stdio::inherit())

@@ -27,7 +27,6 @@ mod versions;
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
-use kubebuilder::crd;
 
 use self::plan::Plan;
 use self::project::Project;
@@ -160,7 +159,8 @@ fn apply(plan: Plan) -> Result<()> {
 /// of its xtask); otherwise, or where the reading defers to a build, by its `cargo xtask
 /// manifests`, which builds the project's xtask first.
 fn regenerate_manifests(root: &Path) -> Result<()> {
-    match locks_this_cli(root).and_then(|()| source::read(root, &crd::Options::default())) {
+    let options = manifests::crd_options(root)?;
+    match locks_this_cli(root).and_then(|()| source::read(root, &options)) {
         Ok(declarations) => {
             let namespace = manifests::manager_namespace(root)?;
             let outputs = manifests::outputs(root, &declarations, namespace.as_deref())?;

@@ -26,6 +26,11 @@ const HEADER: &str = "\
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Project {
+    /// The options of controller-gen's `crd` generator the manifests are rendered with
+    /// (kubebuilder keeps them on the Makefile's controller-gen line); `cargo xtask
+    /// manifests`' flags add to them.
+    #[serde(default, skip_serializing_if = "CrdOptions::is_default")]
+    pub crd: CrdOptions,
     /// The domain every API group is under (`init --domain`): group `batch` of domain
     /// `tutorial.kubebuilder.io` is `batch.tutorial.kubebuilder.io`.
     pub domain: String,
@@ -55,6 +60,36 @@ pub struct Project {
     pub resources: Vec<Resource>,
     /// The PROJECT format's version: `"3"`, kubebuilder's current one.
     pub version: String,
+}
+
+/// controller-gen's `crd:` options, as PROJECT records them.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CrdOptions {
+    /// `crd:generateEmbeddedObjectMeta=true`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub generate_embedded_object_meta: bool,
+    /// `crd:maxDescLen=N`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_desc_len: Option<usize>,
+    /// `crd:omitToolVersion=true`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub omit_tool_version: bool,
+}
+
+impl CrdOptions {
+    fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The options the CRDs are rendered with.
+    pub fn rendering(&self) -> kubebuilder::crd::Options {
+        kubebuilder::crd::Options {
+            max_desc_len: self.max_desc_len,
+            omit_tool_version: self.omit_tool_version,
+            generate_embedded_object_meta: self.generate_embedded_object_meta,
+        }
+    }
 }
 
 /// One kind (group, version, kind) and what exists for it.
@@ -196,6 +231,7 @@ impl Project {
     /// A project with no kinds yet, as `init` records it.
     pub fn new(domain: &str, project_name: &str) -> Self {
         Self {
+            crd: CrdOptions::default(),
             domain: domain.to_owned(),
             layout: vec![LAYOUT.to_owned()],
             multigroup: false,

@@ -68,9 +68,14 @@ pub fn read(root: &Path, options: &crd::Options) -> Result<Declarations, DeferTo
 
 /// The declarations of `crates`, read from their sources.
 pub fn read_crates(crates: &[Crate], options: &crd::Options) -> Result<Declarations, DeferToBuild> {
-    let sources = modules::Sources::load(crates)?;
-    let found = kinds::Found::collect(&sources)?;
-    found.declarations(options)
+    kubebuilder::__private::schema::with_embedded_object_meta(
+        options.generate_embedded_object_meta,
+        || {
+            let sources = modules::Sources::load(crates)?;
+            let found = kinds::Found::collect(&sources)?;
+            found.declarations(options)
+        },
+    )
 }
 
 #[cfg(test)]
