@@ -218,6 +218,12 @@ fn path_matches(pattern: &[String], path: &[String]) -> bool {
 /// with the cells `id | CRD | path | controller-gen | ours | reason`. Values are JSON in
 /// backticks, or the words `absent` / `any`.
 pub fn parse_exceptions(markdown: &str) -> Result<Vec<Exception>, String> {
+    parse_exceptions_with_ids(markdown, 'D')
+}
+
+/// [`parse_exceptions`] of a list whose ids are `letter` and a number (`C1`), so that
+/// lists read together name their rows apart.
+pub fn parse_exceptions_with_ids(markdown: &str, letter: char) -> Result<Vec<Exception>, String> {
     let mut exceptions = Vec::new();
     for (number, line) in markdown.lines().enumerate() {
         let cells: Vec<&str> = line
@@ -227,7 +233,7 @@ pub fn parse_exceptions(markdown: &str) -> Result<Vec<Exception>, String> {
             .map(str::trim)
             .collect();
         let is_row = line.trim_start().starts_with('|')
-            && cells[0].starts_with('D')
+            && cells[0].starts_with(letter)
             && cells[0][1..].chars().all(|c| c.is_ascii_digit())
             && cells[0].len() > 1;
         if !is_row {

@@ -12,6 +12,7 @@ use anyhow::{Context, Result, bail};
 use super::model::{self, Model};
 use super::project::{self, GoProject, Target};
 use super::rust;
+use crate::scaffold::project::CrdOptions;
 
 /// The options of `import go`.
 #[derive(clap::Args, Clone, Debug)]
@@ -31,15 +32,16 @@ pub struct Args {
     #[arg(long = "paths", value_name = "PATTERN", default_value = "./...")]
     pub paths: Vec<String>,
     /// Allow float fields, as the Go project's `controller-gen crd:allowDangerousTypes=true`
-    /// does: each gets `allow_dangerous_types`.
+    /// does: each gets `allow_dangerous_types` (also when the Makefile says so).
     #[arg(long)]
     pub allow_dangerous_types: bool,
 }
 
 /// Imports the Go project, then says what was made.
 pub fn run(args: &Args) -> Result<()> {
+    let (crd, allow_dangerous_types) = makefile_crd_options(&args.go_project)?;
     let options = rust::Options {
-        allow_dangerous_types: args.allow_dangerous_types,
+        allow_dangerous_types: args.allow_dangerous_types || allow_dangerous_types,
     };
     let project = GoProject::read(&args.go_project)?;
     let model = goimport(&args.go_project, &args.paths)?;
@@ -50,6 +52,7 @@ pub fn run(args: &Args) -> Result<()> {
             dir: &args.dir,
             name: args.name.as_deref(),
             local: args.local.as_deref(),
+            crd: &crd,
         },
         &imported,
     )?;
@@ -61,6 +64,40 @@ pub fn run(args: &Args) -> Result<()> {
         args.dir.display()
     );
     Ok(())
+}
+
+/// The options of the `crd` generator on the controller-gen lines of the Go project's
+/// Makefile (`crd:generateEmbeddedObjectMeta=true`, `crd:maxDescLen=0,allowDangerousTypes=true`),
+/// kubebuilder's place for them: those PROJECT records, and whether floats are allowed.
+fn makefile_crd_options(dir: &Path) -> Result<(CrdOptions, bool)> {
+    let path = dir.join("Makefile");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(error) => return Err(error).with_context(|| format!("reading {}", path.display())),
+    };
+    let mut crd = CrdOptions::default();
+    let mut allow_dangerous_types = false;
+    let options = text
+        .split_whitespace()
+        .filter_map(|word| word.strip_prefix("crd:"))
+        .flat_map(|options| options.split(','));
+    for option in options {
+        let (name, value) = option.split_once('=').unwrap_or((option, "true"));
+        let value = value.trim_matches(['"', '\'']);
+        match (name, value) {
+            ("generateEmbeddedObjectMeta", "true") => crd.generate_embedded_object_meta = true,
+            ("omitToolVersion", "true") => crd.omit_tool_version = true,
+            ("allowDangerousTypes", "true") => allow_dangerous_types = true,
+            ("maxDescLen", length) => match length.parse() {
+                Ok(length) => crd.max_desc_len = Some(length),
+                Err(_) => bail!("{}: crd:maxDescLen={length} is not a length", path.display()),
+            },
+            _ => continue,
+        }
+        eprintln!("import go: the Makefile runs controller-gen with crd:{name}={value}: kept");
+    }
+    Ok((crd, allow_dangerous_types))
 }
 
 /// The markers of Kubernetes' other code generators (client-gen, openapi-gen, ...), which

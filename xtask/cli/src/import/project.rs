@@ -21,6 +21,7 @@ use super::model::{Markers, Model, Package};
 use super::rust::{self, KindDecl, Problems, Version};
 use crate::scaffold::names::snake_case;
 use crate::scaffold::plan::Plan;
+use crate::scaffold::project::CrdOptions;
 use crate::scaffold::{self, create_api, init, layout};
 use crate::{manifests, source};
 
@@ -32,6 +33,8 @@ pub struct Target<'a> {
     pub name: Option<&'a str>,
     /// The kubebuilder checkout whose crates it uses instead of crates.io.
     pub local: Option<&'a Path>,
+    /// controller-gen's `crd` options the source's CRDs are made with (PROJECT's `crd:`).
+    pub crd: &'a CrdOptions,
 }
 
 /// What the source declares, translated.
@@ -322,7 +325,7 @@ pub fn write(to: &Target<'_>, imported: &Imported) -> Result<PathBuf> {
         target.file_name().unwrap_or_default().to_string_lossy(),
         std::process::id()
     ));
-    let made = make(&staging, &name, to.local, imported);
+    let made = make(&staging, &name, to, imported);
     match made {
         Ok(()) => {
             if target.exists() {
@@ -341,19 +344,20 @@ pub fn write(to: &Target<'_>, imported: &Imported) -> Result<PathBuf> {
 }
 
 /// `init`, `create api` for every kind, the imported types and RBAC, then `manifests`.
-fn make(root: &Path, name: &str, local: Option<&Path>, imported: &Imported) -> Result<()> {
+fn make(root: &Path, name: &str, to: &Target<'_>, imported: &Imported) -> Result<()> {
     let domain = imported.domain.clone();
     // Each step's files are written quietly: most are written again by a later step.
     init::plan(&init::Args {
         dir: root.to_owned(),
         domain: domain.clone(),
         name: Some(name.to_owned()),
-        local: local.map(Path::to_owned),
+        local: to.local.map(Path::to_owned),
         namespaced: false,
         license: init::License::None,
         owner: None,
     })?
     .apply()?;
+    record_crd_options(root, to.crd)?;
     if imported.multigroup {
         scaffold::edit::plan(
             root,
@@ -420,6 +424,16 @@ fn make(root: &Path, name: &str, local: Option<&Path>, imported: &Imported) -> R
     })?;
     let outputs = manifests::outputs(root, &declarations, None)?;
     manifests::write(root, &outputs)
+}
+
+/// Records the CRD options in PROJECT, where `manifests` reads them.
+fn record_crd_options(root: &Path, crd: &CrdOptions) -> Result<()> {
+    let path = root.join(scaffold::project::FILE);
+    let mut project = scaffold::project::Project::parse(
+        &fs::read_to_string(&path).context("reading PROJECT")?,
+    )?;
+    project.crd = crd.clone();
+    fs::write(&path, project.to_yaml()).with_context(|| format!("writing {}", path.display()))
 }
 
 /// The admission webhooks of the Go markers: `create webhook` for each kind version they
