@@ -162,8 +162,8 @@ fn assert_round_trip(
     ours: &BTreeMap<String, Value>,
     (file, rows, letter): Differences,
 ) {
-    let exceptions = compare::parse_exceptions_with_ids(rows, letter)
-        .unwrap_or_else(|e| panic!("{file}: {e}"));
+    let exceptions =
+        compare::parse_exceptions_with_ids(rows, letter).unwrap_or_else(|e| panic!("{file}: {e}"));
     let names: BTreeSet<&String> = theirs.keys().chain(ours.keys()).collect();
     // The rows about these CRDs: each project of the corpus is compared on its own.
     let exceptions: Vec<compare::Exception> = exceptions
@@ -378,6 +378,9 @@ struct Corpus {
     crd_options: &'static str,
     /// The directory of the CRDs the project commits, when they are those of `paths`.
     committed: Option<&'static str>,
+    /// Directories of example objects the project ships (YAML), each of an imported kind
+    /// to round-trip through the Rust types.
+    examples: &'static str,
 }
 
 /// Real operators, for breadth: the Gateway API (CEL rules everywhere, a large API) and
@@ -390,6 +393,7 @@ const CORPUS: [Corpus; 2] = [
         paths: "./apis/v1",
         crd_options: "",
         committed: None,
+        examples: "examples",
     },
     Corpus {
         module: "sigs.k8s.io/kueue",
@@ -397,6 +401,7 @@ const CORPUS: [Corpus; 2] = [
         paths: "./apis/kueue/...",
         crd_options: ":generateEmbeddedObjectMeta=true",
         committed: Some("config/components/crd/bases"),
+        examples: "cmd/kueueviz/examples",
     },
 ];
 
@@ -467,7 +472,314 @@ fn the_corpus_imports_to_controller_gens_crds() {
             println!("{}: compared with {committed}", project.module);
             assert_round_trip(&crds_in(&go.path().join(committed)), &ours, FROM_COMMITTED);
         }
+        common::set_version(
+            &imported,
+            &format!("0.0.0-import-{}", project.module.replace(['/', '.'], "-")),
+        );
+        let examples = go.path().join(project.examples);
+        assert_examples_round_trip(&imported, go.path(), project.paths, &examples);
     }
+}
+
+/// Every object of the YAML files below `examples` whose kind the project at `imported`
+/// has reads into its Rust type and writes back as the Go types write it (the Go module
+/// at `go`, its packages `paths`, reads and writes each first): a test written into the
+/// imported `api` crate,
+/// over the objects as JSON.
+fn assert_examples_round_trip(imported: &Path, go: &Path, paths: &str, examples: &Path) {
+    let types = imported_types(imported);
+    let mut objects = Vec::new();
+    for file in yaml_files(examples) {
+        let text = fs::read_to_string(&file).unwrap();
+        let Ok(documents) = serde_saphyr::from_multiple::<Value>(&text) else {
+            continue; // a template with placeholders, no example object
+        };
+        for object in documents {
+            if types.contains_key(&api_version_kind(&object)) {
+                let place = file.strip_prefix(examples).unwrap().display().to_string();
+                objects.push(serde_json::json!([place, object]));
+            }
+        }
+    }
+    assert!(
+        !objects.is_empty(),
+        "no example below {} is of an imported kind",
+        examples.display()
+    );
+    let written_by_go = go_round_trip(go, paths, &Value::Array(objects.clone()));
+    for (pair, by_go) in objects.iter_mut().zip(written_by_go) {
+        pair.as_array_mut().unwrap().push(by_go);
+    }
+    let tests = imported.join("api/tests");
+    fs::create_dir_all(&tests).unwrap();
+    fs::write(
+        tests.join("examples.json"),
+        Value::Array(objects).to_string(),
+    )
+    .unwrap();
+    let arms: String = types
+        .iter()
+        .map(|((api_version, kind), ty)| {
+            format!("            ({api_version:?}, {kind:?}) => same!({ty}, object, by_go),\n")
+        })
+        .collect();
+    fs::write(
+        tests.join("examples.rs"),
+        EXAMPLES_TEST.replace("{arms}", &arms),
+    )
+    .unwrap();
+    let output = common::cargo(
+        imported,
+        &[
+            "test",
+            "-p",
+            "api",
+            "--test",
+            "examples",
+            "--",
+            "--nocapture",
+        ],
+        &[],
+    );
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for line in stdout.lines().filter(|l| l.contains("round-trip")) {
+        println!("{}: {line}", examples.display());
+    }
+    assert!(
+        output.status.success(),
+        "the examples of {} do not round-trip through the imported types:\n{stdout}\n{}",
+        examples.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+fn api_version_kind(object: &Value) -> (String, String) {
+    (
+        object["apiVersion"].as_str().unwrap_or_default().to_owned(),
+        object["kind"].as_str().unwrap_or_default().to_owned(),
+    )
+}
+
+/// The Rust type of each imported kind (`api::v1::Gateway`), by API version and kind.
+fn imported_types(imported: &Path) -> BTreeMap<(String, String), String> {
+    let project: Value =
+        serde_saphyr::from_str(&fs::read_to_string(imported.join("PROJECT")).unwrap()).unwrap();
+    let mut types = BTreeMap::new();
+    for resource in project["resources"].as_array().unwrap() {
+        let text = |key: &str| resource[key].as_str().unwrap().to_owned();
+        let api_version = format!("{}.{}/{}", text("group"), text("domain"), text("version"));
+        let kind = text("kind");
+        types.insert(
+            (api_version, kind.clone()),
+            format!("{}::{kind}", text("path")),
+        );
+    }
+    types
+}
+
+/// Each `[place, object]` of `objects` read into the Go type of its kind (the API
+/// packages' `AddToScheme`, of those `paths` names) and written back by `encoding/json`, run
+/// in the Go module at `go`.
+fn go_round_trip(go: &Path, paths: &str, objects: &Value) -> Vec<Value> {
+    let model = read_paths(go, paths);
+    let module = fs::read_to_string(go.join("go.mod")).unwrap();
+    let module = module
+        .lines()
+        .next()
+        .unwrap()
+        .trim_start_matches("module ")
+        .trim();
+    let packages: Vec<&str> = model["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["markers"].get("groupName").is_some())
+        .map(|p| p["path"].as_str().unwrap())
+        .filter(|path| path.starts_with(module))
+        .collect();
+    let imports: String = packages
+        .iter()
+        .enumerate()
+        .map(|(i, path)| format!("\tapi{i} {path:?}\n"))
+        .collect();
+    let adds: String = (0..packages.len())
+        .map(|i| format!("api{i}.AddToScheme, "))
+        .collect();
+    let program = go.join("kubebuilder_rs_round_trip");
+    fs::create_dir_all(&program).unwrap();
+    fs::write(
+        program.join("main.go"),
+        GO_ROUND_TRIP
+            .replace("{imports}", &imports)
+            .replace("{adds}", &adds),
+    )
+    .unwrap();
+    let mut child = Command::new("go")
+        .current_dir(go)
+        .args(["run", "./kubebuilder_rs_round_trip"])
+        .env("GOWORK", "off")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write as _;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(objects.to_string().as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "the Go types do not read the examples:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+/// Reads `[[place, object], ...]`, writes each object as its Go type writes it.
+const GO_ROUND_TRIP: &str = r#"package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+{imports})
+
+func main() {
+	scheme := runtime.NewScheme()
+	for _, add := range []func(*runtime.Scheme) error{{adds}} {
+		if err := add(scheme); err != nil {
+			panic(err)
+		}
+	}
+	var objects [][2]json.RawMessage
+	if err := json.NewDecoder(os.Stdin).Decode(&objects); err != nil {
+		panic(err)
+	}
+	written := []json.RawMessage{}
+	for _, pair := range objects {
+		var meta struct {
+			APIVersion string `json:"apiVersion"`
+			Kind       string `json:"kind"`
+		}
+		if err := json.Unmarshal(pair[1], &meta); err != nil {
+			panic(err)
+		}
+		gv, err := schema.ParseGroupVersion(meta.APIVersion)
+		if err != nil {
+			panic(err)
+		}
+		object, err := scheme.New(gv.WithKind(meta.Kind))
+		if err != nil {
+			panic(err)
+		}
+		if err := json.Unmarshal(pair[1], object); err != nil {
+			panic(fmt.Sprintf("%s: %v", pair[0], err))
+		}
+		bytes, err := json.Marshal(object)
+		if err != nil {
+			panic(err)
+		}
+		written = append(written, bytes)
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(written); err != nil {
+		panic(err)
+	}
+}
+"#;
+
+/// The imported `api` crate's test of the examples (`{arms}`: a match arm per kind): each
+/// `[place, object, as Go writes it]` of `examples.json`.
+const EXAMPLES_TEST: &str = r#"//! Written by kubebuilder-cli's import test: each example object of the Go project reads
+//! into its kind's Rust type and writes back as the Go type writes it.
+
+/// The object read as `$ty` and written back, or why that is not what Go writes.
+macro_rules! same {
+    ($ty:ty, $object:expr, $by_go:expr) => {
+        match serde_json::from_value::<$ty>($object.clone()) {
+            Ok(typed) => {
+                let back = comparable(serde_json::to_value(&typed).unwrap(), $object);
+                if back == comparable($by_go.clone(), $object) {
+                    Ok(())
+                } else {
+                    Err(format!("written back as\n{back}\nwhere Go writes\n{}", $by_go))
+                }
+            }
+            Err(error) => Err(format!("does not read: {error}")),
+        }
+    };
+}
+
+/// An object written back as the apiserver takes it, `written` the example object it was
+/// read from: without `null` fields, and without a `status` the example did not have. Go
+/// writes a nil slice, map or pointer as `null`, which the apiserver prunes (no field of
+/// these APIs is `nullable`), where serde's defaults leave the field out; and a Go kind's
+/// `Status` is a struct, written whole (`{}`, zero counters) where the example has none,
+/// the Rust kind's an `Option`, left out (the apiserver ignores a status sent with the
+/// object, which has the status subresource).
+fn comparable(object: serde_json::Value, written: &serde_json::Value) -> serde_json::Value {
+    let mut object = without_nulls(object);
+    if written.get("status").is_none() {
+        object.as_object_mut().unwrap().remove("status");
+    }
+    object
+}
+
+fn without_nulls(value: serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(fields) => fields
+            .into_iter()
+            .filter(|(_, value)| !value.is_null())
+            .map(|(key, value)| (key, without_nulls(value)))
+            .collect(),
+        serde_json::Value::Array(items) => items.into_iter().map(without_nulls).collect(),
+        other => other,
+    }
+}
+
+#[test]
+fn the_examples_round_trip() {
+    let objects: Vec<(String, serde_json::Value, serde_json::Value)> =
+        serde_json::from_str(include_str!("examples.json")).unwrap();
+    let mut failures = Vec::new();
+    for (place, object, by_go) in &objects {
+        let kind = (
+            object["apiVersion"].as_str().unwrap(),
+            object["kind"].as_str().unwrap(),
+        );
+        let same = match kind {
+{arms}            _ => unreachable!("{place}: {kind:?} is no imported kind"),
+        };
+        if let Err(why) = same {
+            failures.push(format!("{place} ({kind:?}): {why}"));
+        }
+    }
+    println!("{} of {} example objects round-trip", objects.len() - failures.len(), objects.len());
+    assert!(failures.is_empty(), "{}", failures.join("
+
+"));
+}
+"#;
+
+/// The `.yaml` files below `dir`, in order.
+fn yaml_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(yaml_files(&path));
+        } else if path.extension().is_some_and(|e| e == "yaml") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
 }
 
 /// goimport's model of the packages `paths` of the module at `dir`.

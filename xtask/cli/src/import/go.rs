@@ -91,7 +91,10 @@ fn makefile_crd_options(dir: &Path) -> Result<(CrdOptions, bool)> {
             ("allowDangerousTypes", "true") => allow_dangerous_types = true,
             ("maxDescLen", length) => match length.parse() {
                 Ok(length) => crd.max_desc_len = Some(length),
-                Err(_) => bail!("{}: crd:maxDescLen={length} is not a length", path.display()),
+                Err(_) => bail!(
+                    "{}: crd:maxDescLen={length} is not a length",
+                    path.display()
+                ),
             },
             _ => continue,
         }

@@ -429,9 +429,8 @@ fn make(root: &Path, name: &str, to: &Target<'_>, imported: &Imported) -> Result
 /// Records the CRD options in PROJECT, where `manifests` reads them.
 fn record_crd_options(root: &Path, crd: &CrdOptions) -> Result<()> {
     let path = root.join(scaffold::project::FILE);
-    let mut project = scaffold::project::Project::parse(
-        &fs::read_to_string(&path).context("reading PROJECT")?,
-    )?;
+    let mut project =
+        scaffold::project::Project::parse(&fs::read_to_string(&path).context("reading PROJECT")?)?;
     project.crd = crd.clone();
     fs::write(&path, project.to_yaml()).with_context(|| format!("writing {}", path.display()))
 }
