@@ -67,7 +67,10 @@ type Type struct {
 	Position   string           `json:"position"`
 	Markers    map[string][]any `json:"markers"`
 	Underlying TypeExpr         `json:"underlying"`
-	Fields     []Field          `json:"fields,omitempty"`
+	// Alias says the declaration is an alias (`type GatewaySpec = v1.GatewaySpec`), whose
+	// Underlying is the type it names.
+	Alias  bool    `json:"alias,omitempty"`
+	Fields []Field `json:"fields,omitempty"`
 	// Methods are the names of the methods declared on the type or its pointer (`Hub`,
 	// `ConvertTo`, `ConvertFrom` say how it converts).
 	Methods []string `json:"methods"`
@@ -344,6 +347,9 @@ func readType(pkg *loader.Package, info *markers.TypeInfo) Type {
 		Methods:  []string{},
 	}
 	if object := pkg.TypesInfo.Defs[info.RawSpec.Name]; object != nil {
+		if name, ok := object.(*types.TypeName); ok {
+			typ.Alias = name.IsAlias()
+		}
 		// The type as declared (`type HTTPHeaderName HeaderName` names HeaderName, whose
 		// markers controller-gen applies too), a struct or interface as such.
 		typ.Underlying = expr(object.Type().Underlying())

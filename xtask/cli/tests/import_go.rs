@@ -309,14 +309,16 @@ fn bad_input_is_refused_with_its_place_and_nothing_is_written() {
         "",
         &["bad/v1/types.go:25", "OtherSpec needs a default", "Mode"],
     );
-    // A kind declared as another type, which the import cannot spell yet.
+    // A kind declared as a type of a package the import does not read (a kind declared as
+    // an imported kind is that kind's fields: the corpus' Gateway API has them).
     refused(
         "type ThingSpec struct {\n\tSize string `json:\"size\"`\n}\n\n\
-         // +kubebuilder:object:root=true\ntype Other Thing\n",
+         // +kubebuilder:object:root=true\ntype Other metav1.Status\n",
         "",
         &[
             "bad/v1/types.go:23",
-            "the kind Other is declared as the type",
+            "the kind Other is declared as the type k8s.io/apimachinery/pkg/apis/meta/v1.Status",
+            "no imported kind",
         ],
     );
 }
@@ -390,7 +392,7 @@ const CORPUS: [Corpus; 2] = [
     Corpus {
         module: "sigs.k8s.io/gateway-api",
         version: "v1.6.3",
-        paths: "./apis/v1",
+        paths: "./apis/...",
         crd_options: "",
         committed: None,
         examples: "examples",

@@ -53,6 +53,9 @@ pub struct Type {
     pub position: String,
     pub markers: Markers,
     pub underlying: TypeExpr,
+    /// An alias (`type GatewaySpec = v1.GatewaySpec`) of `underlying`.
+    #[serde(default)]
+    pub alias: bool,
     #[serde(default)]
     pub fields: Vec<Field>,
     /// The methods declared on the type or its pointer.
@@ -60,7 +63,7 @@ pub struct Type {
 }
 
 /// A struct field.
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 pub struct Field {
     /// Empty for an embedded field.
     pub name: String,
@@ -115,6 +118,21 @@ impl Field {
     /// Whether the tag has the option (`omitempty`, `inline`, `omitzero`, `string`).
     pub fn has_option(&self, option: &str) -> bool {
         self.json.split(',').skip(1).any(|o| o == option)
+    }
+}
+
+impl TypeExpr {
+    /// A struct literal's type.
+    pub fn structure() -> Self {
+        TypeExpr {
+            kind: "struct".to_owned(),
+            name: String::new(),
+            package: String::new(),
+            len: 0,
+            key: None,
+            elem: None,
+            underlying: None,
+        }
     }
 }
 

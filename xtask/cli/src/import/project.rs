@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::markers::{self, Translator, fields_of};
-use super::model::{Markers, Model, Package};
+use super::model::{Field, Markers, Model, Package, TypeExpr};
 use super::rust::{self, KindDecl, Problems, Version};
 use crate::scaffold::names::snake_case;
 use crate::scaffold::plan::Plan;
@@ -77,7 +77,8 @@ pub fn translate(
     options: rust::Options,
     source: &Path,
 ) -> Result<Imported> {
-    share_resource_markers(&mut model);
+    share_crd_wide_markers(&mut model);
+    adopt_declared_kinds(&mut model);
     let api: BTreeMap<&str, (String, String)> = model
         .packages
         .iter()
@@ -160,27 +161,31 @@ pub fn translate(
     })
 }
 
-/// Gives every version of a kind the `+kubebuilder:resource` marker one of them carries:
-/// controller-gen reads the CRD-wide names from whichever version has it, the resource
-/// attribute of each version must say them.
-fn share_resource_markers(model: &mut Model) {
-    const RESOURCE: &str = "kubebuilder:resource";
+/// The markers that say something of the whole CRD, not of one version.
+const CRD_WIDE_MARKERS: [&str; 2] = ["kubebuilder:resource", "kubebuilder:metadata"];
+
+/// Gives every version of a kind the CRD-wide markers (`+kubebuilder:resource`,
+/// `+kubebuilder:metadata`) one of them carries: controller-gen reads them from whichever
+/// version has them, the resource attribute of each version must say them.
+fn share_crd_wide_markers(model: &mut Model) {
     let group_of = |package: &Package| {
         package
             .markers
             .get("groupName")
             .and_then(|v| v.first()?.as_str().map(str::to_owned))
     };
-    let mut found: BTreeMap<(String, String), Vec<Value>> = BTreeMap::new();
+    let mut found: BTreeMap<(String, String, &str), Vec<Value>> = BTreeMap::new();
     for package in &model.packages {
         let Some(group) = group_of(package) else {
             continue;
         };
         for ty in package.types.iter().filter(|ty| ty.is_root()) {
-            if let Some(values) = ty.markers.get(RESOURCE) {
-                found
-                    .entry((group.clone(), ty.name.clone()))
-                    .or_insert_with(|| values.clone());
+            for marker in CRD_WIDE_MARKERS {
+                if let Some(values) = ty.markers.get(marker) {
+                    found
+                        .entry((group.clone(), ty.name.clone(), marker))
+                        .or_insert_with(|| values.clone());
+                }
             }
         }
     }
@@ -189,10 +194,48 @@ fn share_resource_markers(model: &mut Model) {
             continue;
         };
         for ty in package.types.iter_mut().filter(|ty| ty.is_root()) {
-            if let Some(values) = found.get(&(group.clone(), ty.name.clone())) {
-                ty.markers
-                    .entry(RESOURCE.to_owned())
-                    .or_insert_with(|| values.clone());
+            for marker in CRD_WIDE_MARKERS {
+                if let Some(values) = found.get(&(group.clone(), ty.name.clone(), marker)) {
+                    ty.markers
+                        .entry(marker.to_owned())
+                        .or_insert_with(|| values.clone());
+                }
+            }
+        }
+    }
+}
+
+/// Gives each kind declared as another imported kind (`type Gateway v1.Gateway`, as the
+/// Gateway API's older versions declare theirs) that kind's fields, and its doc if it has
+/// none: controller-gen's schema of it is the other kind's struct, under the kind's own
+/// markers (its printer columns, storage version) and doc. Its spec and status are then
+/// the other version's types, so the kind is a root of its own (`spec = "none"`) holding
+/// them.
+fn adopt_declared_kinds(model: &mut Model) {
+    let structs: BTreeMap<(String, String), (Vec<Field>, String)> = model
+        .packages
+        .iter()
+        .flat_map(|package| {
+            package
+                .types
+                .iter()
+                .filter(|ty| ty.is_root() && !ty.alias && ty.underlying.kind == "struct")
+                .map(|ty| {
+                    let key = (package.path.clone(), ty.name.clone());
+                    (key, (ty.fields.clone(), ty.doc.clone()))
+                })
+        })
+        .collect();
+    for ty in model.packages.iter_mut().flat_map(|p| &mut p.types) {
+        if !ty.is_root() || ty.alias || ty.underlying.kind != "named" {
+            continue;
+        }
+        let declared_as = (ty.underlying.package.clone(), ty.underlying.name.clone());
+        if let Some((fields, doc)) = structs.get(&declared_as) {
+            ty.fields = fields.clone();
+            ty.underlying = TypeExpr::structure();
+            if ty.doc.trim().is_empty() {
+                ty.doc = doc.clone();
             }
         }
     }

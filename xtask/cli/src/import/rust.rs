@@ -233,8 +233,9 @@ impl Writer<'_> {
             }
             if ty.underlying.kind != "struct" {
                 self.problems.push(format!(
-                    "{}: the kind {} is declared as the type {}.{}: the importer needs a kind \
-                     declared as a struct (with its spec and status fields)",
+                    "{}: the kind {} is declared as the type {}.{}, which is no imported kind: \
+                     the importer needs a kind declared as a struct (with its spec and status \
+                     fields) or as a kind of the packages it reads",
                     ty.position, ty.name, ty.underlying.package, ty.underlying.name
                 ));
                 continue;
@@ -242,13 +243,14 @@ impl Writer<'_> {
             let own: Vec<&Field> = ty.fields.iter().filter(|f| !is_object_header(f)).collect();
             let named = |json: &str| own.iter().find(|f| f.json_name() == json);
             let spec = named("spec").and_then(|field| {
-                let name = local_struct_name(&field.ty)?;
+                let name = local_struct_name(&field.ty, &self.package.path)?;
                 self.local(name).map(|_| (name.to_owned(), *field))
             });
-            let status =
-                named("status").and_then(|field| local_struct_name(&field.ty).map(str::to_owned));
+            let status = named("status").and_then(|field| {
+                local_struct_name(&field.ty, &self.package.path).map(str::to_owned)
+            });
             for field in own.iter().filter(|f| !f.doc.trim().is_empty()) {
-                if let Some(name) = local_struct_name(&field.ty) {
+                if let Some(name) = local_struct_name(&field.ty, &self.package.path) {
                     self.field_docs.insert(name.to_owned(), field.doc.clone());
                 }
             }
@@ -407,6 +409,14 @@ impl Writer<'_> {
         }
         if ty.is_root() && !self.heads.contains_key(&ty.name) {
             return None;
+        }
+        if ty.alias {
+            let target = self.rust_type(&ty.underlying, &ty.position)?;
+            return Some(format!(
+                "{}pub type {} = {target};\n",
+                doc(&ty.doc, ""),
+                ty.name
+            ));
         }
         let marshals_itself =
             ty.methods.iter().any(|m| m == "MarshalJSON") && ty.underlying.kind == "struct";
@@ -1019,13 +1029,14 @@ fn is_object_header(field: &Field) -> bool {
 
 const META: &str = "k8s.io/apimachinery/pkg/apis/meta/v1";
 
-fn local_struct_name(ty: &TypeExpr) -> Option<&str> {
+/// The name of the type of `package` that `ty` (or the pointer `ty`) names.
+fn local_struct_name<'t>(ty: &'t TypeExpr, package: &str) -> Option<&'t str> {
     let ty = if ty.kind == "pointer" {
         ty.elem.as_deref()?
     } else {
         ty
     };
-    (ty.kind == "named").then_some(ty.name.as_str())
+    (ty.kind == "named" && ty.package == package).then_some(ty.name.as_str())
 }
 
 /// The module of the other packages' named types in `used` (`crate::kubernetes`): each a
