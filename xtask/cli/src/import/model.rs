@@ -19,6 +19,19 @@ pub struct Model {
     /// Other packages' named types that are not structs, by `<package>.<name>`.
     #[serde(default)]
     pub named: BTreeMap<String, NamedType>,
+    /// What the model was read from (goimport's output does not say: Go).
+    #[serde(skip)]
+    pub origin: Origin,
+}
+
+/// What an import reads.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum Origin {
+    /// Go packages (`import go`).
+    #[default]
+    Go,
+    /// CRD YAML (`import crd`).
+    Crd,
 }
 
 /// A named type of another package (`corev1.ResourceName`): its doc and markers.

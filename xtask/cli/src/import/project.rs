@@ -107,6 +107,7 @@ pub fn translate(
         .collect();
     let translator = Translator::new();
     let context = rust::Context {
+        origin: model.origin,
         translator: &translator,
         options,
         modules: &modules,
@@ -290,6 +291,14 @@ struct GoResource {
 }
 
 impl GoProject {
+    /// A PROJECT file saying only the domain.
+    pub fn with_domain(domain: String) -> Self {
+        Self {
+            domain,
+            ..Self::default()
+        }
+    }
+
     pub fn read(dir: &Path) -> Result<Option<Self>> {
         let path = dir.join("PROJECT");
         match fs::read_to_string(&path) {

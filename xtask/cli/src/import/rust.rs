@@ -12,7 +12,7 @@ use kubebuilder_attributes::spellings::Target;
 use serde_json::Value;
 
 use super::markers::{ArgList, Translator, fields_of, string_literal, unwrapped};
-use super::model::{Field, Markers, NamedType, Package, Type, TypeExpr};
+use super::model::{Field, Markers, NamedType, Origin, Package, Type, TypeExpr};
 use crate::scaffold::names::snake_case;
 
 /// A kind a package declares, as `create api` needs it.
@@ -56,6 +56,8 @@ pub type Modules = BTreeMap<String, String>;
 /// What a translation shares with the others: the options, where each package goes, and
 /// the other packages' named types.
 pub struct Context<'a> {
+    /// What the model was read from, as the Rust files say.
+    pub origin: Origin,
     pub translator: &'a Translator,
     pub options: Options,
     pub modules: &'a Modules,
@@ -161,9 +163,11 @@ pub fn translate(
             } else {
                 format!("{}\n\n", uses.join("\n"))
             };
-            let source = format!(
-                "//! Imported from `{stem}.go` by `cargo kubebuilder import go`.\n\n{uses}{text}"
-            );
+            let origin = match context.origin {
+                Origin::Go => format!("`{stem}.go` by `cargo kubebuilder import go`"),
+                Origin::Crd => format!("`{}` by `cargo kubebuilder import crd`", package.dir),
+            };
+            let source = format!("//! Imported from {origin}.\n\n{uses}{text}");
             (stem, source)
         })
         .collect();
@@ -547,7 +551,7 @@ impl Writer<'_> {
             if let Some(constant) = constant {
                 out.push_str(&doc(&constant.doc, "    "));
             }
-            let variant = variant_name(value);
+            let variant = upper_camel(value);
             if variant != *value {
                 out.push_str(&format!(
                     "    #[serde(rename = {})]\n",
@@ -1235,9 +1239,9 @@ fn comment(text: &str) -> String {
         .collect()
 }
 
-/// A unit variant's name for an enum value: its words in UpperCamelCase (`Allow`, `IfNotPresent`,
-/// `scale-down` → `ScaleDown`).
-fn variant_name(value: &str) -> String {
+/// A unit variant's (or a type's) name for an enum value (or a JSON name): its words in
+/// UpperCamelCase (`Allow`, `IfNotPresent`, `scale-down` → `ScaleDown`).
+pub fn upper_camel(value: &str) -> String {
     let mut name = String::new();
     for word in value
         .split(|c: char| !c.is_ascii_alphanumeric())
