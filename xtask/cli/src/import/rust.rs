@@ -762,7 +762,9 @@ impl Writer<'_> {
                 args.push(&[], format!("{list}({})", inner.render()));
             }
         }
-        if !root_doc.is_empty() && head.root != carrier.name {
+        // A root without a doc has no description (controller-gen writes none), not the
+        // attribute's default one.
+        if root_doc.is_empty() || head.root != carrier.name {
             args.push(&[], format!("doc = {}", string_literal(root_doc)));
         }
         for (name, values) in markers {
