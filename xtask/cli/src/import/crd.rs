@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::project::{self, GoProject, Target};
 use super::rust;
+use crate::scaffold::project::CrdOptions;
 
 /// The options of `import crd`.
 #[derive(clap::Args, Clone, Debug)]
@@ -72,6 +73,8 @@ pub fn run(args: &Args) -> Result<()> {
             dir: &args.dir,
             name: args.name.as_deref(),
             local: args.local.as_deref(),
+            // A CRD says what controller-gen's options did to it already.
+            crd: &CrdOptions::default(),
         },
         &imported,
     )?;
