@@ -12,6 +12,7 @@ pub mod apply;
 pub mod conversion;
 pub mod crd;
 pub mod declarations;
+mod duration;
 pub mod rbac;
 pub mod schema;
 pub mod webhook;
@@ -22,6 +23,7 @@ pub mod yaml;
 #[path = "private.rs"]
 pub mod __private;
 
+pub use duration::{Duration, ParseDurationError};
 pub use kubebuilder_macros::{rbac, resource, schema, skip, webhook, webhook_configuration};
 
 /// Registers kinds built with kube-derive's `#[derive(CustomResource)]` (or any other

@@ -32,12 +32,13 @@ impl Typed<'static> {
 }
 
 /// A type without generic arguments at its canonical path: a primitive by its name (`i32`),
-/// `std::string::String`, `serde_json::Value` or a k8s-openapi type
+/// `std::string::String`, `serde_json::Value`, `kubebuilder::Duration` or a k8s-openapi type
 /// (`k8s_openapi::api::core::v1::PodSpec`).
 pub fn leaf(path: &str) -> Option<Typed<'static>> {
     match path {
         "std::string::String" => primitive("String"),
         "serde_json::Value" => Some(Typed::of::<serde_json::Value>()),
+        "kubebuilder::Duration" => Some(Typed::of::<crate::Duration>()),
         _ if path.starts_with("k8s_openapi::") => k8s::by_path(path),
         _ if !path.contains("::") && path != "String" => primitive(path),
         _ => None,

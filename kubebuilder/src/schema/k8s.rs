@@ -340,7 +340,7 @@ mod tests {
         let bare = template_metadata();
         assert_eq!(bare["type"], "object");
         assert_eq!(bare.get("properties"), None);
-        let generated = with_embedded_object_meta(true, || template_metadata());
+        let generated = with_embedded_object_meta(true, template_metadata);
         let properties: Vec<&String> = generated["properties"]
             .as_object()
             .unwrap()

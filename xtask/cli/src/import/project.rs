@@ -41,6 +41,9 @@ pub struct Target<'a> {
 pub struct Imported {
     /// The API packages, by group and version.
     versions: Vec<Version>,
+    /// The packages that are no API version but whose types the API versions name, each
+    /// with its module in the crate (`meta::v1`).
+    shared: Vec<(String, Version)>,
     /// The module of the Kubernetes named types the API uses (`api/src/kubernetes.rs`).
     kubernetes: Option<String>,
     /// The domain of the groups (`<group>.<domain>`).
@@ -94,7 +97,7 @@ pub fn translate(
     let domain = domain(&groups, project.as_ref())?;
     // Several groups' versions would share `api/src/<version>/` in the single-group layout.
     let multigroup = groups.len() > 1 || project.as_ref().is_some_and(|p| p.multigroup);
-    let modules: rust::Modules = api
+    let mut modules: rust::Modules = api
         .iter()
         .map(|(path, (group, version))| {
             let module = if multigroup {
@@ -105,20 +108,31 @@ pub fn translate(
             ((*path).to_owned(), module)
         })
         .collect();
+    let shared = shared_modules(&model, &modules);
+    for (path, module) in &shared {
+        modules.insert(path.clone(), format!("crate::{module}"));
+    }
     let translator = Translator::new();
-    let context = rust::Context {
+    let none_yet = BTreeMap::new();
+    let base = rust::Context {
         origin: model.origin,
         translator: &translator,
         options,
         modules: &modules,
         named: &model.named,
+        defaults: &none_yet,
     };
     let mut problems = Problems::new();
     let mut versions = Vec::new();
+    let mut shared_versions = Vec::new();
     let mut used_named = BTreeMap::new();
     let mut rbac = BTreeMap::new();
     let mut webhooks = Vec::new();
-    for package in &model.packages {
+    let mut defaults = BTreeMap::new();
+    // The shared packages first: the versions' types need to know their defaults.
+    let mut packages: Vec<&Package> = model.packages.iter().collect();
+    packages.sort_by_key(|package| !shared.contains_key(&package.path));
+    for package in packages {
         if package
             .markers
             .contains_key(kubebuilder_attributes::skip::SPELLS)
@@ -128,8 +142,26 @@ pub fn translate(
                 package.path
             );
         }
-        if let Some(version) = rust::translate(package, &context, &mut used_named, &mut problems) {
-            versions.push(version);
+        let translated = {
+            let context = rust::Context {
+                defaults: &defaults,
+                ..base
+            };
+            match rust::translate(package, &context, &mut used_named, &mut problems) {
+                Some(version) => Some((None, version)),
+                None => shared.get(&package.path).map(|module| {
+                    let version =
+                        rust::translate_shared(package, &context, &mut used_named, &mut problems);
+                    (Some(module.clone()), version)
+                }),
+            }
+        };
+        if let Some((module, version)) = translated {
+            defaults.insert(package.path.clone(), version.defaultable.clone());
+            match module {
+                None => versions.push(version),
+                Some(module) => shared_versions.push((module, version)),
+            }
         }
         for (file, markers) in &package.file_markers {
             let rules = rbac_rules(markers);
@@ -141,6 +173,10 @@ pub fn translate(
             }
         }
     }
+    let context = rust::Context {
+        defaults: &defaults,
+        ..base
+    };
     let kubernetes = (!used_named.is_empty())
         .then(|| rust::kubernetes_module(&used_named, &context, &mut problems));
     if !problems.is_empty() {
@@ -153,6 +189,7 @@ pub fn translate(
     }
     Ok(Imported {
         versions,
+        shared: shared_versions,
         kubernetes,
         domain,
         multigroup,
@@ -160,6 +197,76 @@ pub fn translate(
         rbac,
         webhooks,
     })
+}
+
+/// The module (`meta::v1`) of each package of the model that is no API version but whose
+/// types an API version names, directly or through another such package, by import path:
+/// its path after its `apis` or `api` directory (else its last two segments), out of the
+/// way of the API versions' modules (`modules`).
+fn shared_modules(model: &Model, modules: &rust::Modules) -> BTreeMap<String, String> {
+    let candidates: BTreeMap<&str, &Package> = model
+        .packages
+        .iter()
+        .filter(|package| !modules.contains_key(&package.path))
+        .map(|package| (package.path.as_str(), package))
+        .collect();
+    let mut shared: BTreeMap<String, String> = BTreeMap::new();
+    let mut pending: Vec<&Package> = model
+        .packages
+        .iter()
+        .filter(|package| modules.contains_key(&package.path))
+        .collect();
+    let taken: std::collections::BTreeSet<&str> = modules
+        .values()
+        .filter_map(|module| module.strip_prefix("crate::")?.split("::").next())
+        .collect();
+    while let Some(package) = pending.pop() {
+        for referenced in referenced_packages(package) {
+            if let Some(found) = candidates.get(referenced.as_str())
+                && !shared.contains_key(&referenced)
+            {
+                shared.insert(referenced.clone(), shared_module(&referenced, &taken));
+                pending.push(found);
+            }
+        }
+    }
+    shared
+}
+
+/// The packages whose named types `package`'s fields and declarations name.
+fn referenced_packages(package: &Package) -> std::collections::BTreeSet<String> {
+    fn visit(ty: &TypeExpr, found: &mut std::collections::BTreeSet<String>) {
+        if ty.kind == "named" && !ty.package.is_empty() {
+            found.insert(ty.package.clone());
+        }
+        for inner in [&ty.key, &ty.elem, &ty.underlying].into_iter().flatten() {
+            visit(inner, found);
+        }
+    }
+    let mut found = std::collections::BTreeSet::new();
+    for ty in &package.types {
+        visit(&ty.underlying, &mut found);
+        for field in &ty.fields {
+            visit(&field.ty, &mut found);
+        }
+    }
+    found
+}
+
+/// The module of a shared package at `path`, whose first segment is none of `taken`.
+fn shared_module(path: &str, taken: &std::collections::BTreeSet<&str>) -> String {
+    let segments: Vec<&str> = path.split('/').collect();
+    let after_api = segments
+        .iter()
+        .rposition(|segment| *segment == "apis" || *segment == "api")
+        .map(|at| &segments[at + 1..])
+        .filter(|rest| !rest.is_empty())
+        .unwrap_or(&segments[segments.len().saturating_sub(2)..]);
+    let mut names: Vec<String> = after_api.iter().map(|s| snake_case(s)).collect();
+    if taken.contains(names[0].as_str()) {
+        names[0] = format!("shared_{}", names[0]);
+    }
+    names.join("::")
 }
 
 /// The markers that say something of the whole CRD, not of one version.
@@ -455,12 +562,16 @@ fn make(root: &Path, name: &str, to: &Target<'_>, imported: &Imported) -> Result
     for version in &imported.versions {
         write_version(&mut plan, &project, &domain, version)?;
     }
+    for (module, version) in &imported.shared {
+        write_shared(&mut plan, module, version)?;
+    }
     if let Some(kubernetes) = &imported.kubernetes {
         write_kubernetes_module(&mut plan, kubernetes)?;
     }
     let uses_json = imported
         .versions
         .iter()
+        .chain(imported.shared.iter().map(|(_, version)| version))
         .flat_map(|v| &v.files)
         .any(|(_, source)| source.contains("serde_json::"));
     if uses_json {
@@ -711,6 +822,36 @@ fn with_webhook_args(
         from = end;
     }
     None
+}
+
+/// A shared package's files under `api/src/<module path>/`, each module of the path
+/// declared in its parent (`lib.rs` declares the first).
+fn write_shared(plan: &mut Plan, module: &str, version: &Version) -> Result<()> {
+    let names: Vec<&str> = module.split("::").collect();
+    let mut parent = "api/src/lib.rs".to_owned();
+    for depth in 0..names.len() {
+        let dir = format!("api/src/{}", names[..=depth].join("/"));
+        let declaration = format!("pub mod {};\n", names[depth]);
+        let text = plan.read(&parent)?.unwrap_or_default();
+        if !text.lines().any(|line| line == declaration.trim_end()) {
+            plan.write(&parent, format!("{text}\n{declaration}"));
+        }
+        parent = format!("{dir}/mod.rs");
+    }
+    let mut text = format!(
+        "//! The types of `{}`, which the API versions name (no API version itself).\n\n",
+        version.dir
+    );
+    for (stem, source) in &version.files {
+        plan.write(
+            &format!("api/src/{}/{stem}.rs", names.join("/")),
+            source.clone(),
+        );
+        text.push_str(&format!("mod {stem};\npub use {stem}::*;\n"));
+    }
+    let existing = plan.read(&parent)?.unwrap_or_default();
+    plan.write(&parent, format!("{text}{existing}"));
+    Ok(())
 }
 
 /// `api/src/kubernetes.rs`, declared in `api/src/lib.rs`.

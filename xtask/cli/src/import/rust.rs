@@ -38,6 +38,8 @@ pub struct Version {
     /// File stem (the Go file's, `cronjob_types`) and Rust source.
     pub files: Vec<(String, String)>,
     pub kinds: Vec<KindDecl>,
+    /// The types that derive `Default`.
+    pub defaultable: BTreeSet<String>,
 }
 
 /// What cannot be imported, each `file:line: what`.
@@ -55,6 +57,7 @@ pub type Modules = BTreeMap<String, String>;
 
 /// What a translation shares with the others: the options, where each package goes, and
 /// the other packages' named types.
+#[derive(Clone, Copy)]
 pub struct Context<'a> {
     /// What the model was read from, as the Rust files say.
     pub origin: Origin,
@@ -62,6 +65,8 @@ pub struct Context<'a> {
     pub options: Options,
     pub modules: &'a Modules,
     pub named: &'a BTreeMap<String, NamedType>,
+    /// The types of the packages translated before that derive `Default`, by import path.
+    pub defaults: &'a BTreeMap<String, BTreeSet<String>>,
 }
 
 /// The module of the Kubernetes named types the API uses with a doc or markers of their own.
@@ -106,6 +111,43 @@ pub fn translate(
     problems: &mut Problems,
 ) -> Option<Version> {
     let (group, version) = group_version(package)?;
+    Some(translate_as(
+        package,
+        (group, version),
+        true,
+        context,
+        used_named,
+        problems,
+    ))
+}
+
+/// The Rust of a package that is no API version but whose types the API names (as
+/// external-secrets' versions all name those of `apis/meta/v1`): its types, no kind
+/// (controller-gen makes no CRD without a group).
+pub fn translate_shared(
+    package: &Package,
+    context: &Context<'_>,
+    used_named: &mut BTreeMap<String, TypeExpr>,
+    problems: &mut Problems,
+) -> Version {
+    translate_as(
+        package,
+        (String::new(), String::new()),
+        false,
+        context,
+        used_named,
+        problems,
+    )
+}
+
+fn translate_as(
+    package: &Package,
+    (group, version): (String, String),
+    with_kinds: bool,
+    context: &Context<'_>,
+    used_named: &mut BTreeMap<String, TypeExpr>,
+    problems: &mut Problems,
+) -> Version {
     let mut writer = Writer {
         package,
         translator: context.translator,
@@ -113,6 +155,7 @@ pub fn translate(
         options: context.options,
         modules: context.modules,
         named: context.named,
+        defaults: context.defaults,
         used_named,
         group: &group,
         version: &version,
@@ -122,7 +165,9 @@ pub fn translate(
         field_docs: BTreeMap::new(),
         defaultable: BTreeSet::new(),
     };
-    writer.find_kinds();
+    if with_kinds {
+        writer.find_kinds();
+    }
     writer.find_defaultable();
     // Each file's items, the local types they name, and the types it declares.
     let mut by_file: BTreeMap<String, (Vec<String>, BTreeSet<String>)> = BTreeMap::new();
@@ -172,13 +217,15 @@ pub fn translate(
         })
         .collect();
     let kinds = writer.kinds;
-    Some(Version {
+    let defaultable = writer.defaultable;
+    Version {
         group,
         version,
         dir: package.dir.clone(),
         files,
         kinds,
-    })
+        defaultable,
+    }
 }
 
 /// What the resource attribute on a spec struct (or a spec-less root) says.
@@ -202,6 +249,7 @@ struct Writer<'a> {
     options: Options,
     modules: &'a Modules,
     named: &'a BTreeMap<String, NamedType>,
+    defaults: &'a BTreeMap<String, BTreeSet<String>>,
     /// The other packages' named types this translation turned into newtypes (with their
     /// underlying types).
     used_named: &'a mut BTreeMap<String, TypeExpr>,
@@ -261,8 +309,12 @@ impl Writer<'_> {
             let only_spec_and_status = own
                 .iter()
                 .all(|f| ["spec", "status"].contains(&f.json_name()));
+            // A spec struct carries one kind's attribute; another kind of the same spec
+            // (external-secrets' SecretStore and ClusterSecretStore) is a root holding it.
             let (carrier, head) = match spec {
-                Some((spec_type, spec_field)) if only_spec_and_status => {
+                Some((spec_type, spec_field))
+                    if only_spec_and_status && !self.heads.contains_key(&spec_type) =>
+                {
                     let optional = self.is_optional(spec_field);
                     (
                         spec_type,
@@ -338,8 +390,19 @@ impl Writer<'_> {
         }
     }
 
+    /// Whether `name` is the struct of an optional spec, which needs a `Default` (an object
+    /// without a spec reads as it): its fields without one are `Option`s.
+    fn is_optional_spec(&self, name: &str) -> bool {
+        self.heads
+            .get(name)
+            .is_some_and(|head| head.spec == Some("optional") && head.root != name)
+    }
+
     /// The field (or inner type) of `ty` that has no default, if any.
     fn zero_value_blocker<'t>(&self, ty: &'t Type) -> Option<&'t str> {
+        if self.is_optional_spec(&ty.name) {
+            return None;
+        }
         if ty.underlying.kind != "struct" {
             let marshals_itself = ty.methods.iter().any(|m| m == "MarshalJSON");
             return (!marshals_itself && !self.has_default(&ty.underlying)).then_some(&ty.name);
@@ -369,8 +432,11 @@ impl Writer<'_> {
             "pointer" | "basic" | "slice" | "map" | "interface" => true,
             "array" => ty.len <= 32 && ty.elem.as_deref().is_some_and(|e| self.has_default(e)),
             "named" if ty.package == self.package.path => self.defaultable.contains(&ty.name),
-            // Another imported package's types: not known here.
-            "named" if self.modules.contains_key(&ty.package) => false,
+            // Another imported package's types: those of one translated before.
+            "named" if self.modules.contains_key(&ty.package) => self
+                .defaults
+                .get(&ty.package)
+                .is_some_and(|defaultable| defaultable.contains(&ty.name)),
             "named" => match ty.underlying.as_deref() {
                 // A newtype of `api/src/kubernetes.rs` (which derive it), or the underlying.
                 Some(underlying) => self.described(ty) || self.has_default(underlying),
@@ -397,6 +463,15 @@ impl Writer<'_> {
         }
     }
 
+    /// Whether `ty` is a named string, number, list or map with a default (a newtype, or a
+    /// unit enum's absence of one aside): Go's `omitempty` leaves it out when empty, as
+    /// `optional` does its default.
+    fn is_plain_newtype(&self, ty: &TypeExpr) -> bool {
+        ty.kind == "named"
+            && ty.underlying.as_deref().is_some_and(|u| self.is_plain(u))
+            && self.has_default(ty)
+    }
+
     /// Whether another package's named type has a doc or markers of its own (it is then a
     /// newtype of `api/src/kubernetes.rs`).
     fn described(&self, ty: &TypeExpr) -> bool {
@@ -412,6 +487,16 @@ impl Writer<'_> {
             return None;
         }
         if ty.is_root() && !self.heads.contains_key(&ty.name) {
+            return None;
+        }
+        if let Some(field) = anonymous_struct_field(ty) {
+            // No CRD holds it (controller-gen refuses it in a schema, and a type naming it
+            // is refused above): Go helper code, such as a view of several kinds' specs.
+            eprintln!(
+                "import: {}: {} has an anonymous struct field ({}), which controller-gen refuses \
+                 in a schema: left out, as no kind uses it",
+                ty.position, ty.name, field.position
+            );
             return None;
         }
         if ty.alias {
@@ -482,21 +567,8 @@ impl Writer<'_> {
             (false, false) => own.attribute("kubebuilder::schema", ""),
         };
         out.push_str(&attribute);
-        let optional_spec = head
-            .as_ref()
-            .is_some_and(|head| head.spec == Some("optional") && head.root != ty.name);
         if self.defaultable.contains(&ty.name) {
             out.push_str("#[derive(Default)]\n");
-        } else if optional_spec {
-            // An optional spec is `Default` when absent.
-            self.problems.push(format!(
-                "{}: the spec is optional, so {} needs a default (Go's zero value), and {} has \
-                 none in Rust (a unit enum, a time, or a type of another package); make the \
-                 spec required, or that field optional",
-                ty.position,
-                ty.name,
-                self.zero_value_blocker(ty).unwrap_or("a field")
-            ));
         }
         let body = if let Some(values) = enum_values {
             self.unit_enum(ty, &values)
@@ -571,7 +643,7 @@ impl Writer<'_> {
             if ty.is_root() && is_object_header(field) {
                 continue;
             }
-            if let Some(text) = self.field(field) {
+            if let Some(text) = self.field(field, self.is_optional_spec(&ty.name)) {
                 fields.push(text);
             }
         }
@@ -580,8 +652,11 @@ impl Writer<'_> {
         Some(out)
     }
 
-    /// A field as Rust: its doc, attributes and type; `None` for a field JSON leaves out.
-    fn field(&mut self, field: &Field) -> Option<String> {
+    /// A field as Rust: its doc, attributes and type; `None` for a field JSON leaves out. A
+    /// field of an optional spec (`in_optional_spec`), which is `Default`, whose type has no
+    /// default (a unit enum's zero value `""` is none of its values) is an `Option` marked
+    /// `required`: the same schema, and an object without a spec reads.
+    fn field(&mut self, field: &Field, in_optional_spec: bool) -> Option<String> {
         let json = field.json_name();
         if json == "-" {
             return None;
@@ -637,12 +712,22 @@ impl Writer<'_> {
             || [
                 "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64",
             ]
-            .contains(&inner.as_str());
+            .contains(&inner.as_str())
+            || self.is_plain_newtype(target);
         let marked = |names: &[&str]| names.iter().any(|n| field.markers.contains_key(*n));
         // Requiredness is one word: `optional` where Go says so or where the Rust type
         // alone would make the field required, `required` where it would make it optional
         // (`+k8s:required` is `non_empty`, required already).
-        let as_option = pointer || (optional && !plain);
+        let held_for_default = in_optional_spec && !optional && !self.has_default(target);
+        // Go writes a field's zero value unless `omitempty` omits it (never a struct's) or
+        // `omitzero` does: such an optional field is written as it is, and defaulted when
+        // absent, where it has a default (else it is an `Option`, left out when absent).
+        let struct_value = target.kind == "named" && target.underlying.is_none();
+        let go_writes_zero = !pointer
+            && !field.has_option("omitzero")
+            && (struct_value || !field.has_option("omitempty"));
+        let written_when_empty = optional && go_writes_zero && self.has_default(target);
+        let as_option = pointer || (optional && !plain && !written_when_empty) || held_for_default;
         let word = match (optional, as_option) {
             (true, false) => Some("optional"),
             (true, true) => marked(&OPTIONAL).then_some("optional"),
@@ -661,6 +746,9 @@ impl Writer<'_> {
         };
         if !args.is_empty() {
             out.push_str(&args.attribute("kubebuilder", "    "));
+        }
+        if written_when_empty && !as_option {
+            out.push_str("    #[serde(default)]\n");
         }
         let (name, renamed) = field_ident(json);
         if renamed {
@@ -891,6 +979,14 @@ impl Writer<'_> {
             }
             "interface" => Some("serde_json::Value".to_owned()),
             "named" if ty.package == self.package.path => {
+                if let Some(field) = self.local(&ty.name).and_then(anonymous_struct_field) {
+                    self.problems.push(format!(
+                        "{position}: {} has an anonymous struct field ({}), which controller-gen \
+                         refuses in a schema (\"encountered non-top-level struct\"): name its type",
+                        ty.name, field.position
+                    ));
+                    return None;
+                }
                 self.used.insert(ty.name.clone());
                 Some(ty.name.clone())
             }
@@ -1035,6 +1131,18 @@ fn is_object_header(field: &Field) -> bool {
 
 const META: &str = "k8s.io/apimachinery/pkg/apis/meta/v1";
 
+/// A field of `ty` whose type is (or holds) a struct declared in place.
+fn anonymous_struct_field(ty: &Type) -> Option<&Field> {
+    fn holds_struct(ty: &TypeExpr) -> bool {
+        ty.kind == "struct"
+            || [&ty.key, &ty.elem]
+                .into_iter()
+                .flatten()
+                .any(|inner| holds_struct(inner))
+    }
+    ty.fields.iter().find(|field| holds_struct(&field.ty))
+}
+
 /// The name of the type of `package` that `ty` (or the pointer `ty`) names.
 fn local_struct_name<'t>(ty: &'t TypeExpr, package: &str) -> Option<&'t str> {
     let ty = if ty.kind == "pointer" {
@@ -1068,6 +1176,7 @@ pub fn kubernetes_module(
         options: context.options,
         modules: context.modules,
         named: context.named,
+        defaults: context.defaults,
         used_named: &mut nested,
         group: "",
         version: "",
@@ -1186,8 +1295,8 @@ fn kubernetes_type(package: &str, name: &str) -> Option<String> {
         return None;
     }
     if package == META && name == "Duration" {
-        // A string ("1h30m") in JSON and in its schema; k8s-openapi has no type for it.
-        return Some("String".to_owned());
+        // A Go duration string ("1h30m") in JSON; k8s-openapi has no type for it.
+        return Some("kubebuilder::Duration".to_owned());
     }
     if package == "k8s.io/apimachinery/pkg/types" {
         return None;

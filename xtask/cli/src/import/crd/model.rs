@@ -387,10 +387,8 @@ impl Reader {
             doc,
             position: place.position(),
             markers,
-            underlying: TypeExpr {
-                kind: "struct".to_owned(),
-                ..basic("")
-            },
+            underlying: TypeExpr::structure(),
+            alias: false,
             fields: Vec::new(),
             methods: Vec::new(),
         });
