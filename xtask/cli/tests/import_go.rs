@@ -1008,6 +1008,14 @@ fn the_go_webhook_markers_are_the_webhooks_controller_gen_writes() {
          // +kubebuilder:webhook:path=/validate-bad-example-com-v1-thing,mutating=false,failurePolicy=ignore,sideEffects=None,groups=bad.example.com,resources=things,verbs=create;update;delete,versions=v1,name=vthing-v1.kb.io,admissionReviewVersions=v1,matchPolicy=Exact,timeoutSeconds=5\n\n\
          // Setup registers the webhooks.\nfunc Setup() {}\n",
     );
+    // The Go project's sample, which the webhooks' tests create: `size` is required.
+    let samples = go.path().join("config/samples");
+    fs::create_dir_all(&samples).unwrap();
+    fs::write(
+        samples.join("bad_v1_thing.yaml"),
+        "apiVersion: bad.example.com/v1\nkind: Thing\nmetadata:\n  name: thing-sample\nspec:\n  size: large\n",
+    )
+    .unwrap();
     let dir = common::scratch_dir("import-webhooks");
     let project = dir.join("imported");
     import(go.path(), &project, "").unwrap();
@@ -1037,12 +1045,27 @@ fn the_go_webhook_markers_are_the_webhooks_controller_gen_writes() {
         documents(&output_dir.path().join("manifests.yaml"))
     );
 
-    // The imported webhooks build.
+    // The imported webhooks build, and their tests that call them directly pass with the
+    // Go project's sample (the scaffold's, without `size`, would not read).
     common::set_version(&project, "0.0.0-import-webhooks");
-    let built = common::cargo(&project, &["build", "-p", "controller"], &[]);
+    let tested = common::cargo(
+        &project,
+        &[
+            "test",
+            "-p",
+            "controller",
+            "--test",
+            "thing_webhook",
+            "--",
+            "the_defaulter_keeps_what_is_set",
+            "the_validator_admits_a_valid_thing",
+        ],
+        &[],
+    );
+    let stdout = String::from_utf8_lossy(&tested.stdout);
     assert!(
-        built.status.success(),
-        "the imported controller crate does not build:\n{}",
-        String::from_utf8_lossy(&built.stderr)
+        tested.status.success() && stdout.contains("test result: ok. 2 passed"),
+        "the imported webhooks' tests fail:\n{stdout}\n{}",
+        String::from_utf8_lossy(&tested.stderr)
     );
 }

@@ -46,7 +46,8 @@ pub fn run(args: &Args) -> Result<()> {
     let project = GoProject::read(&args.go_project)?;
     let model = goimport(&args.go_project, &args.paths)?;
     report_unrecognised(&model.unknown_markers);
-    let imported = project::translate(model, project, options, &args.go_project)?;
+    let imported = project::translate(model, project, options, &args.go_project)?
+        .with_samples(&args.go_project.join("config/samples"))?;
     let made = project::write(
         &Target {
             dir: &args.dir,

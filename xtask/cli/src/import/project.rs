@@ -56,12 +56,41 @@ pub struct Imported {
     rbac: BTreeMap<String, Vec<String>>,
     /// The `+kubebuilder:webhook` markers, with the file each is written in.
     webhooks: Vec<(Value, String)>,
+    /// The source's sample objects of the imported kinds, by file name
+    /// (`<group>_<version>_<kind>.yaml`, kubebuilder's), in place of the scaffolded ones.
+    samples: BTreeMap<String, String>,
 }
 
 impl Imported {
     /// The group versions.
     pub fn version_count(&self) -> usize {
         self.versions.len()
+    }
+
+    /// With the samples of the kinds found in `dir` (a Go project's `config/samples`, as
+    /// kubebuilder names them): the scaffolded tests of the kinds' webhooks create them.
+    pub fn with_samples(mut self, dir: &Path) -> Result<Self> {
+        let names: Vec<String> = self
+            .kinds()
+            .map(|(version, kind)| {
+                let group = short_group(&version.group, &self.domain);
+                let kind = kind.kind.to_lowercase();
+                format!("{group}_{}_{kind}.yaml", version.version)
+            })
+            .collect();
+        for name in names {
+            let path = dir.join(&name);
+            match fs::read_to_string(&path) {
+                Ok(text) => {
+                    self.samples.insert(name, text);
+                }
+                Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+                Err(error) => {
+                    return Err(error).with_context(|| format!("reading {}", path.display()));
+                }
+            }
+        }
+        Ok(self)
     }
 
     /// Each kind with its version.
@@ -196,6 +225,7 @@ pub fn translate(
         project,
         rbac,
         webhooks,
+        samples: BTreeMap::new(),
     })
 }
 
@@ -578,6 +608,9 @@ fn make(root: &Path, name: &str, to: &Target<'_>, imported: &Imported) -> Result
         depend_on_serde_json(&mut plan)?;
     }
     write_rbac(&mut plan, &project, imported)?;
+    for (name, text) in &imported.samples {
+        plan.write(&format!("config/samples/{name}"), text.clone());
+    }
     plan.format_rust()?;
     plan.apply()?;
     create_webhooks(root, &domain, imported)?;
