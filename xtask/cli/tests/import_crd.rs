@@ -8,82 +8,26 @@ mod common;
 #[path = "../../../macros/tests/conformance/compare.rs"]
 #[allow(dead_code)]
 mod compare;
+#[path = "import/support.rs"]
+mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-use kubebuilder_cli::tools;
 use serde_json::Value;
 
 use self::compare::Descriptions;
+use self::support::{conformance_module, controller_gen_crds_dir, crds_in, leaves};
 
 /// `import crd <input> <dir> --local <this checkout> <options>` as `cargo kubebuilder` runs it.
 fn import(input: &Path, dir: &Path, options: &str) -> anyhow::Result<()> {
-    let line = format!(
-        "import crd {} {} --local {} {options}",
-        input.display(),
-        dir.display(),
-        common::repo_root().display()
-    );
-    let kubebuilder_cli::Command::Scaffold(kubebuilder_cli::scaffold::Command::Import { command }) =
-        common::parse(&line)
-    else {
-        panic!("{line} is not import");
-    };
-    kubebuilder_cli::import::run(&command)
-}
-
-/// The CRDs of the YAML files in `dir` (other documents passed over), by name.
-fn crds_in(dir: &Path) -> BTreeMap<String, Value> {
-    let mut crds = BTreeMap::new();
-    for entry in fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_none_or(|ext| ext != "yaml") {
-            continue;
-        }
-        let text = fs::read_to_string(&path).unwrap();
-        let documents: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap();
-        for crd in documents
-            .into_iter()
-            .filter(|d| d["kind"] == "CustomResourceDefinition")
-        {
-            crds.insert(crd["metadata"]["name"].as_str().unwrap().to_owned(), crd);
-        }
-    }
-    crds
-}
-
-/// The number of `value`'s leaves (scalars, empty lists and maps).
-fn leaves(value: &Value) -> usize {
-    match value {
-        Value::Object(map) if !map.is_empty() => map.values().map(leaves).sum(),
-        Value::Array(items) if !items.is_empty() => items.iter().map(leaves).sum(),
-        _ => 1,
-    }
-}
-
-fn conformance_module() -> PathBuf {
-    common::repo_root().join("macros/tests/conformance/go")
+    support::import("crd", input, dir, options)
 }
 
 /// controller-gen's CRDs for the conformance module, in a temporary directory.
 fn conformance_crds() -> tempfile::TempDir {
-    let output_dir = tempfile::tempdir().unwrap();
-    let output = Command::new(tools::CONTROLLER_GEN.install().unwrap())
-        .current_dir(conformance_module())
-        .arg("crd:allowDangerousTypes=true")
-        .arg("paths=./...")
-        .arg(format!("output:crd:dir={}", output_dir.path().display()))
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "controller-gen failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    output_dir
+    controller_gen_crds_dir(&conformance_module(), ":allowDangerousTypes=true", "./...")
 }
 
 /// The directory `dir` of the Go module `module@version` (from Go's module cache, which the

@@ -8,6 +8,8 @@ mod common;
 #[path = "../../../macros/tests/conformance/compare.rs"]
 #[allow(dead_code)]
 mod compare;
+#[path = "import/support.rs"]
+mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -19,6 +21,7 @@ use kubebuilder_cli::tools;
 use serde_json::Value;
 
 use self::compare::Descriptions;
+use self::support::{conformance_module, controller_gen_crds_dir, crds_in, leaves};
 
 /// Markers no argument spells, and what the importer writes for each instead.
 const TRANSLATED_OTHERWISE: [(&str, &str); 5] = [
@@ -37,10 +40,6 @@ const TRANSLATED_OTHERWISE: [(&str, &str); 5] = [
         "a unit enum of the type's constants (DIFFERENCES M3)",
     ),
 ];
-
-fn conformance_module() -> PathBuf {
-    common::repo_root().join("macros/tests/conformance/go")
-}
 
 #[test]
 fn every_marker_of_the_conformance_module_has_a_rust_spelling() {
@@ -86,47 +85,12 @@ fn every_marker_of_the_conformance_module_has_a_rust_spelling() {
 
 /// `import go <go> <dir> <options>` as `cargo kubebuilder` runs it.
 fn import(go: &Path, dir: &Path, options: &str) -> anyhow::Result<()> {
-    let line = format!(
-        "import go {} {} --local {} {options}",
-        go.display(),
-        dir.display(),
-        common::repo_root().display()
-    );
-    let kubebuilder_cli::Command::Scaffold(kubebuilder_cli::scaffold::Command::Import { command }) =
-        common::parse(&line)
-    else {
-        panic!("{line} is not import");
-    };
-    kubebuilder_cli::import::run(&command)
+    support::import("go", go, dir, options)
 }
 
 /// controller-gen's CRDs for the Go packages `paths` of the module at `dir`, by name.
 fn controller_gen_crds(dir: &Path, options: &str, paths: &str) -> BTreeMap<String, Value> {
-    let output_dir = tempfile::tempdir().unwrap();
-    let output = Command::new(tools::CONTROLLER_GEN.install().unwrap())
-        .current_dir(dir)
-        .arg(format!("crd{options}"))
-        .arg(format!("paths={paths}"))
-        .arg(format!("output:crd:dir={}", output_dir.path().display()))
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "controller-gen failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    crds_in(output_dir.path())
-}
-
-/// The CRDs of the YAML files in `dir`, by name.
-fn crds_in(dir: &Path) -> BTreeMap<String, Value> {
-    let mut crds = BTreeMap::new();
-    for entry in fs::read_dir(dir).unwrap() {
-        let text = fs::read_to_string(entry.unwrap().path()).unwrap();
-        let crd: Value = serde_saphyr::from_str(&text).unwrap();
-        crds.insert(crd["metadata"]["name"].as_str().unwrap().to_owned(), crd);
-    }
-    crds
+    crds_in(controller_gen_crds_dir(dir, options, paths).path())
 }
 
 /// The CRDs of the YAML files in `dir` (documents of other kinds aside) of the groups of
@@ -147,15 +111,6 @@ fn committed_crds(dir: &Path, ours: &BTreeMap<String, Value>) -> BTreeMap<String
         })
         .map(|crd| (crd["metadata"]["name"].as_str().unwrap().to_owned(), crd))
         .collect()
-}
-
-/// The paths of `value`'s leaves (scalars, empty lists and maps).
-fn leaves(value: &Value) -> usize {
-    match value {
-        Value::Object(map) if !map.is_empty() => map.values().map(leaves).sum(),
-        Value::Array(items) if !items.is_empty() => items.iter().map(leaves).sum(),
-        _ => 1,
-    }
 }
 
 /// A list of differences: its file, text and the letter of its ids.

@@ -148,23 +148,7 @@ fn translate_as(
     used_named: &mut BTreeMap<String, TypeExpr>,
     problems: &mut Problems,
 ) -> Version {
-    let mut writer = Writer {
-        package,
-        translator: context.translator,
-        problems,
-        options: context.options,
-        modules: context.modules,
-        named: context.named,
-        defaults: context.defaults,
-        used_named,
-        group: &group,
-        version: &version,
-        heads: BTreeMap::new(),
-        kinds: Vec::new(),
-        used: BTreeSet::new(),
-        field_docs: BTreeMap::new(),
-        defaultable: BTreeSet::new(),
-    };
+    let mut writer = Writer::new(package, (&group, &version), context, used_named, problems);
     if with_kinds {
         writer.find_kinds();
     }
@@ -268,7 +252,34 @@ struct Writer<'a> {
     defaultable: BTreeSet<String>,
 }
 
-impl Writer<'_> {
+impl<'a> Writer<'a> {
+    /// A writer of `package`'s types, in the group version `group_version`.
+    fn new(
+        package: &'a Package,
+        (group, version): (&'a str, &'a str),
+        context: &Context<'a>,
+        used_named: &'a mut BTreeMap<String, TypeExpr>,
+        problems: &'a mut Problems,
+    ) -> Self {
+        Writer {
+            package,
+            translator: context.translator,
+            problems,
+            options: context.options,
+            modules: context.modules,
+            named: context.named,
+            defaults: context.defaults,
+            used_named,
+            group,
+            version,
+            heads: BTreeMap::new(),
+            kinds: Vec::new(),
+            used: BTreeSet::new(),
+            field_docs: BTreeMap::new(),
+            defaultable: BTreeSet::new(),
+        }
+    }
+
     fn local(&self, name: &str) -> Option<&Type> {
         self.package.types.iter().find(|ty| ty.name == name)
     }
@@ -1169,23 +1180,7 @@ pub fn kubernetes_module(
         constants: BTreeMap::new(),
     };
     let mut nested = BTreeMap::new();
-    let mut writer = Writer {
-        package: &package,
-        translator: context.translator,
-        problems,
-        options: context.options,
-        modules: context.modules,
-        named: context.named,
-        defaults: context.defaults,
-        used_named: &mut nested,
-        group: "",
-        version: "",
-        heads: BTreeMap::new(),
-        kinds: Vec::new(),
-        used: BTreeSet::new(),
-        field_docs: BTreeMap::new(),
-        defaultable: BTreeSet::new(),
-    };
+    let mut writer = Writer::new(&package, ("", ""), context, &mut nested, problems);
     let mut items = vec![
         "//! Kubernetes' named types the API uses, each with the doc and markers it has in \
          Kubernetes (controller-gen writes them in the CRDs)."

@@ -1,0 +1,82 @@
+//! What the import tests share (`import_go.rs`, `import_crd.rs`): running an import as
+//! `cargo kubebuilder` does, controller-gen's CRDs, reading CRDs back.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kubebuilder_cli::tools;
+use serde_json::Value;
+
+use super::common;
+
+/// `import <source> <input> <dir> --local <this checkout> <options>` (`source`: `go` or
+/// `crd`) as `cargo kubebuilder` runs it.
+pub fn import(source: &str, input: &Path, dir: &Path, options: &str) -> anyhow::Result<()> {
+    let line = format!(
+        "import {source} {} {} --local {} {options}",
+        input.display(),
+        dir.display(),
+        common::repo_root().display()
+    );
+    let kubebuilder_cli::Command::Scaffold(kubebuilder_cli::scaffold::Command::Import { command }) =
+        common::parse(&line)
+    else {
+        panic!("{line} is not import");
+    };
+    kubebuilder_cli::import::run(&command)
+}
+
+/// The conformance suite's Go module: the tutorial's and controller-tools' constructs.
+pub fn conformance_module() -> PathBuf {
+    common::repo_root().join("macros/tests/conformance/go")
+}
+
+/// controller-gen's CRDs (`crd<options>`) for the Go packages `paths` of the module at
+/// `dir`, in a temporary directory.
+pub fn controller_gen_crds_dir(dir: &Path, options: &str, paths: &str) -> tempfile::TempDir {
+    let output_dir = tempfile::tempdir().unwrap();
+    let output = Command::new(tools::CONTROLLER_GEN.install().unwrap())
+        .current_dir(dir)
+        .arg(format!("crd{options}"))
+        .arg(format!("paths={paths}"))
+        .arg(format!("output:crd:dir={}", output_dir.path().display()))
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "controller-gen failed:\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output_dir
+}
+
+/// The CRDs of the YAML files in `dir` (other documents passed over), by name.
+pub fn crds_in(dir: &Path) -> BTreeMap<String, Value> {
+    let mut crds = BTreeMap::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|ext| ext != "yaml") {
+            continue;
+        }
+        let text = fs::read_to_string(&path).unwrap();
+        let documents: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap();
+        for crd in documents
+            .into_iter()
+            .filter(|d| d["kind"] == "CustomResourceDefinition")
+        {
+            crds.insert(crd["metadata"]["name"].as_str().unwrap().to_owned(), crd);
+        }
+    }
+    crds
+}
+
+/// The number of `value`'s leaves (scalars, empty lists and maps).
+pub fn leaves(value: &Value) -> usize {
+    match value {
+        Value::Object(map) if !map.is_empty() => map.values().map(leaves).sum(),
+        Value::Array(items) if !items.is_empty() => items.iter().map(leaves).sum(),
+        _ => 1,
+    }
+}
