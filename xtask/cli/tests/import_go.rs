@@ -386,8 +386,9 @@ struct Corpus {
 
 /// Real operators, for breadth: the Gateway API (CEL rules everywhere, a large API, five
 /// versions, kinds declared as other versions'), Kueue (three versions of a group,
-/// conversion between two, Kubernetes' pod templates embedded) and external-secrets (the
-/// multigroup layout, a package of types its versions share, dozens of providers' types).
+/// conversion between two, Kubernetes' pod templates embedded) and external-secrets (two
+/// groups, a package of types its versions share, dozens of providers' types, a kind
+/// named `Webhook`).
 const CORPUS: [Corpus; 3] = [
     Corpus {
         module: "sigs.k8s.io/gateway-api",
@@ -405,12 +406,10 @@ const CORPUS: [Corpus; 3] = [
         committed: Some("config/components/crd/bases"),
         examples: &["cmd/kueueviz/examples"],
     },
-    // The generators group is left out: its kind `Webhook` is a name the scaffold's
-    // modules take.
     Corpus {
         module: "github.com/external-secrets/external-secrets",
         version: "v0.16.2",
-        paths: &["./apis/externalsecrets/...", "./apis/meta/..."],
+        paths: &["./apis/..."],
         crd_options: "",
         committed: Some("config/crds/bases"),
         examples: &["tests/__snapshot__", "docs/snippets"],

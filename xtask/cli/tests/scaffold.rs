@@ -797,6 +797,36 @@ fn a_new_version_is_served_once_it_converts_through_the_storage_version() {
     assert!(v2.webhooks.as_ref().unwrap().validation);
 }
 
+/// A kind named `Webhook` (external-secrets has one) keeps its admission webhooks in
+/// `admission`: `webhook::webhook` would repeat the kind's module (clippy's
+/// `module_inception`).
+#[test]
+fn a_kind_named_webhook_keeps_its_webhooks_in_admission() {
+    let project = NewProject::init();
+    let root = &project.root;
+    scaffold(root, "create api --group ship --version v1 --kind Webhook");
+    scaffold(
+        root,
+        "create webhook --group ship --version v1 --kind Webhook --programmatic-validation",
+    );
+    assert!(
+        project
+            .read("controller/src/webhook/mod.rs")
+            .contains("pub mod admission;\n")
+    );
+    assert!(root.join("controller/src/webhook/admission.rs").is_file());
+    assert!(
+        project
+            .read("controller/src/main.rs")
+            .contains("manager = manager.webhooks(controller::webhook::admission::webhooks());")
+    );
+    assert!(
+        project
+            .read("controller/tests/webhook_admission.rs")
+            .contains("use controller::webhook::admission::{Validator, webhooks};")
+    );
+}
+
 #[test]
 fn create_webhook_writes_a_test_of_the_webhooks_it_writes() {
     let project = NewProject::init();

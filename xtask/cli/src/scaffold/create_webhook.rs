@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::{Context as _, Result, bail};
 
 use super::layout::{self, KindLayout};
-use super::names::Kind;
+use super::names::{Kind, snake_case};
 use super::plan::Plan;
 use super::project::{self, Project, Webhooks};
 use super::templates::{self, Values, config, kind as template};
@@ -227,8 +227,14 @@ fn plan_admission(
 }
 
 /// The module of a version's admission webhooks: `webhook` for the first version of the
-/// kind that has any, `webhook_<version>` for the others.
+/// kind that has any, `webhook_<version>` for the others; `admission` (`admission_<version>`)
+/// in the module of a kind named `Webhook`, which a `webhook` in it would repeat.
 fn webhook_module(project: &Project, kind: &Kind) -> String {
+    let base = if snake_case(&kind.kind) == "webhook" {
+        "admission"
+    } else {
+        "webhook"
+    };
     let first = project
         .versions_of(&kind.group, &kind.kind)
         .find(|r| {
@@ -238,8 +244,8 @@ fn webhook_module(project: &Project, kind: &Kind) -> String {
         })
         .map(|r| r.version.as_str());
     match first {
-        Some(first) if first != kind.version => format!("webhook_{}", kind.version),
-        _ => "webhook".to_owned(),
+        Some(first) if first != kind.version => format!("{base}_{}", kind.version),
+        _ => base.to_owned(),
     }
 }
 

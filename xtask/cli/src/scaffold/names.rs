@@ -187,7 +187,6 @@ pub(crate) const TAKEN_SNAKE_NAMES: &[&str] = &[
     "errors",
     "reconciler",
     "status",
-    "webhook",
 ];
 
 /// Rust's keywords (strict, reserved and edition-2024 ones): no module may be named so.
