@@ -13,6 +13,7 @@ pub mod conversion;
 pub mod crd;
 pub mod declarations;
 mod duration;
+pub mod json_string;
 pub mod rbac;
 pub mod schema;
 pub mod webhook;

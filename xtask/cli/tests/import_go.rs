@@ -337,7 +337,8 @@ fn the_go_controllers_rbac_markers_are_the_reconcilers_rules() {
 /// is `Default`, so its required enum, which has no default (Go's `""` is none of its
 /// values), is an `Option` marked `required`; an optional field Go writes when empty (no
 /// `omitempty`, or a struct, which `omitempty` never omits) is defaulted and written as it
-/// is; an optional named list that `omitempty` omits is left out when empty.
+/// is; an optional named list that `omitempty` omits is left out when empty; `,string`
+/// writes a number or a bool as a JSON string.
 #[test]
 fn fields_are_written_as_go_writes_them() {
     let go = module_with(
@@ -348,12 +349,14 @@ fn fields_are_written_as_go_writes_them() {
          type OtherSpec struct {\n\tMode Mode `json:\"mode\"`\n\t\
          // +optional\n\tInner Inner `json:\"inner,omitempty\"`\n\t\
          // +optional\n\tNote string `json:\"note\"`\n\t\
-         // +optional\n\tNames Names `json:\"names,omitempty\"`\n}\n\n\
+         // +optional\n\tNames Names `json:\"names,omitempty\"`\n\t\
+         Replicas int32 `json:\"replicas,string\"`\n\t\
+         // +optional\n\tPaused bool `json:\"paused,omitempty,string\"`\n}\n\n\
          // +kubebuilder:object:root=true\ntype Other struct {\n\tmetav1.TypeMeta   `json:\",inline\"`\n\t\
          metav1.ObjectMeta `json:\"metadata,omitempty\"`\n\tSpec OtherSpec `json:\"spec,omitempty\"`\n}\n",
     );
-    let parent = tempfile::tempdir().unwrap();
-    let project = parent.path().join("imported");
+    let dir = common::scratch_dir("import-go-fields");
+    let project = dir.join("imported");
     import(go.path(), &project, "").unwrap();
     let types = fs::read_to_string(project.join("api/src/v1/types.rs")).unwrap();
     for expected in [
@@ -362,9 +365,21 @@ fn fields_are_written_as_go_writes_them() {
         "    #[kubebuilder(optional)]\n    #[serde(default)]\n    pub inner: Inner,",
         "    #[kubebuilder(optional)]\n    #[serde(default)]\n    pub note: String,",
         "    #[kubebuilder(optional)]\n    pub names: Names,",
+        "    #[serde(with = \"kubebuilder::json_string\")]\n    pub replicas: i32,",
+        "    #[kubebuilder(optional)]\n    #[serde(\n        default,\n        \
+         skip_serializing_if = \"kubebuilder::json_string::is_zero\",\n        \
+         with = \"kubebuilder::json_string\"\n    )]\n    pub paused: bool,",
     ] {
         assert!(types.contains(expected), "{expected:?} not in:\n{types}");
     }
+    // Built with its tests, whose dev-dependencies choose the Kubernetes version.
+    common::set_version(&project, "0.0.0-import-go-fields");
+    let built = common::cargo(&project, &["test", "-p", "api", "--no-run"], &[]);
+    assert!(
+        built.status.success(),
+        "the imported api crate does not build:\n{}",
+        String::from_utf8_lossy(&built.stderr)
+    );
 }
 
 /// A project of the corpus: a Go module the Go module proxy serves (cached in Go's module

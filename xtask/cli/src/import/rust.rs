@@ -758,8 +758,26 @@ impl<'a> Writer<'a> {
         if !args.is_empty() {
             out.push_str(&args.attribute("kubebuilder", "    "));
         }
-        if written_when_empty && !as_option {
-            out.push_str("    #[serde(default)]\n");
+        let as_string = field.has_option("string");
+        if as_string && !self.json_string(field, pointer, target) {
+            return None;
+        }
+        match (written_when_empty && !as_option, as_string) {
+            (false, false) => {}
+            (true, false) => out.push_str("    #[serde(default)]\n"),
+            (written, true) => {
+                // Absent reads as zero; `omitempty` leaves zero out.
+                let absence = match (written || optional, field.has_option("omitempty")) {
+                    (false, _) => "",
+                    (true, false) => "default, ",
+                    (true, true) => {
+                        "default, skip_serializing_if = \"kubebuilder::json_string::is_zero\", "
+                    }
+                };
+                out.push_str(&format!(
+                    "    #[serde({absence}with = \"kubebuilder::json_string\")]\n"
+                ));
+            }
         }
         let (name, renamed) = field_ident(json);
         if renamed {
@@ -770,6 +788,26 @@ impl<'a> Writer<'a> {
         }
         out.push_str(&format!("    pub {name}: {ty},\n"));
         Some(out)
+    }
+
+    /// Whether a field tagged `,string` is one the import writes (a number or a bool, as
+    /// Go's JSON writes it: in a string); says that the CRD disagrees, or notes the problem.
+    fn json_string(&mut self, field: &Field, pointer: bool, target: &TypeExpr) -> bool {
+        let number_or_bool = target.kind == "basic" && target.name != "string";
+        if pointer || !number_or_bool {
+            self.problems.push(format!(
+                "{}: `{}` is tagged `,string`, which the import writes for a number or a bool \
+                 (not a pointer) only",
+                field.position, field.json
+            ));
+            return false;
+        }
+        eprintln!(
+            "import: {}: `{}` is tagged `,string`: Go and the Rust type write it as a JSON \
+             string, where the CRD (as controller-gen writes it) says {}",
+            field.position, field.json, target.name
+        );
+        true
     }
 
     /// `allow_dangerous_types` for a float, when the options allow them.
