@@ -1,8 +1,9 @@
 //! `cargo kubebuilder import crd`: the CRDs of the corpus (the conformance module's as
-//! controller-gen writes them, the Gateway API's and Kueue's committed ones) import into
-//! projects whose CRDs are the input, leaf by leaf and descriptions included, but for the
-//! differences listed in `import/CRD_DIFFERENCES.md`, and whose API crate builds; a CRD that
-//! is not structural is refused with its file and YAML path, and nothing is written.
+//! controller-gen writes them, the Gateway API's, Kueue's and external-secrets' committed
+//! ones) import into projects whose CRDs are the input, leaf by leaf and descriptions
+//! included, but for the differences listed in `import/CRD_DIFFERENCES.md`, and whose API
+//! crate builds; a CRD that is not structural is refused with its file and YAML path, and
+//! nothing is written.
 
 mod common;
 #[path = "../../../macros/tests/conformance/compare.rs"]
@@ -112,7 +113,7 @@ fn types_made(dir: &Path) -> usize {
 }
 
 #[test]
-#[ignore = "slow: imports every CRD of the corpus (the Gateway API and Kueue from the Go module proxy)"]
+#[ignore = "slow: imports every CRD of the corpus (the Gateway API, Kueue and external-secrets from the Go module proxy)"]
 fn every_crd_of_the_corpus_imports_and_renders_back() {
     let conformance = conformance_crds();
     let gateway = module_dir("sigs.k8s.io/gateway-api", "v1.6.3", "config/crd");
@@ -126,12 +127,18 @@ fn every_crd_of_the_corpus_imports_and_renders_back() {
         "v0.17.0",
         "config/components/crd/bases",
     );
-    let corpus: [(&str, &Path); 5] = [
+    let external_secrets = module_dir(
+        "github.com/external-secrets/external-secrets",
+        "v0.16.2",
+        "config/crds/bases",
+    );
+    let corpus: [(&str, &Path); 6] = [
         ("conformance", conformance.path()),
         ("gateway-api-standard", &gateway.join("standard")),
         ("gateway-api-experimental", experimental_k8s.path()),
         ("gateway-api-experimental-x", experimental_x.path()),
         ("kueue", &kueue),
+        ("external-secrets", &external_secrets),
     ];
     let mut found = Vec::new();
     for (name, input) in corpus {

@@ -218,9 +218,9 @@ fn module_with(types: &str) -> tempfile::TempDir {
 /// The spec of kind Thing in the tests that are not about the types.
 const THING_SPEC: &str = "type ThingSpec struct {\n\tSize string `json:\"size\"`\n}\n";
 
-/// [`module_with`] `THING_SPEC` and one more Go file, at `path` in the module.
-fn module_with_file(path: &str, text: &str) -> tempfile::TempDir {
-    let go = module_with(THING_SPEC);
+/// [`module_with`] `types` and one more Go file, at `path` in the module.
+fn module_with_file(types: &str, path: &str, text: &str) -> tempfile::TempDir {
+    let go = module_with(types);
     let file = go.path().join(path);
     fs::create_dir_all(file.parent().unwrap()).unwrap();
     fs::write(file, text).unwrap();
@@ -308,6 +308,7 @@ fn a_directory_with_files_is_refused_and_kept() {
 #[test]
 fn the_go_controllers_rbac_markers_are_the_reconcilers_rules() {
     let go = module_with_file(
+        THING_SPEC,
         "internal/controller/thing_controller.go",
         "package controller\n\n\
          // +kubebuilder:rbac:groups=bad.example.com,resources=things,verbs=get;list;watch\n\
@@ -339,24 +340,12 @@ fn the_go_controllers_rbac_markers_are_the_reconcilers_rules() {
 /// `omitempty`, or a struct, which `omitempty` never omits) is defaulted and written as it
 /// is; an optional named list that `omitempty` omits is left out when empty; `,string`
 /// writes a number or a bool as a JSON string.
+/// (The webhook test's project holds these types too, and builds them.)
 #[test]
 fn fields_are_written_as_go_writes_them() {
-    let go = module_with(
-        "type ThingSpec struct {\n\tSize string `json:\"size\"`\n}\n\n\
-         // +kubebuilder:validation:Enum=a;b\ntype Mode string\n\n\
-         type Names []string\n\n\
-         type Inner struct {\n\tName string `json:\"name,omitempty\"`\n}\n\n\
-         type OtherSpec struct {\n\tMode Mode `json:\"mode\"`\n\t\
-         // +optional\n\tInner Inner `json:\"inner,omitempty\"`\n\t\
-         // +optional\n\tNote string `json:\"note\"`\n\t\
-         // +optional\n\tNames Names `json:\"names,omitempty\"`\n\t\
-         Replicas int32 `json:\"replicas,string\"`\n\t\
-         // +optional\n\tPaused bool `json:\"paused,omitempty,string\"`\n}\n\n\
-         // +kubebuilder:object:root=true\ntype Other struct {\n\tmetav1.TypeMeta   `json:\",inline\"`\n\t\
-         metav1.ObjectMeta `json:\"metadata,omitempty\"`\n\tSpec OtherSpec `json:\"spec,omitempty\"`\n}\n",
-    );
-    let dir = common::scratch_dir("import-go-fields");
-    let project = dir.join("imported");
+    let go = module_with(OTHER_KIND);
+    let parent = tempfile::tempdir().unwrap();
+    let project = parent.path().join("imported");
     import(go.path(), &project, "").unwrap();
     let types = fs::read_to_string(project.join("api/src/v1/types.rs")).unwrap();
     for expected in [
@@ -372,15 +361,21 @@ fn fields_are_written_as_go_writes_them() {
     ] {
         assert!(types.contains(expected), "{expected:?} not in:\n{types}");
     }
-    // Built with its tests, whose dev-dependencies choose the Kubernetes version.
-    common::set_version(&project, "0.0.0-import-go-fields");
-    let built = common::cargo(&project, &["test", "-p", "api", "--no-run"], &[]);
-    assert!(
-        built.status.success(),
-        "the imported api crate does not build:\n{}",
-        String::from_utf8_lossy(&built.stderr)
-    );
 }
+
+/// [`THING_SPEC`] and a kind `Other` whose fields Go writes in each of its ways.
+const OTHER_KIND: &str = "type ThingSpec struct {\n\tSize string `json:\"size\"`\n}\n\n\
+         // +kubebuilder:validation:Enum=a;b\ntype Mode string\n\n\
+         type Names []string\n\n\
+         type Inner struct {\n\tName string `json:\"name,omitempty\"`\n}\n\n\
+         type OtherSpec struct {\n\tMode Mode `json:\"mode\"`\n\t\
+         // +optional\n\tInner Inner `json:\"inner,omitempty\"`\n\t\
+         // +optional\n\tNote string `json:\"note\"`\n\t\
+         // +optional\n\tNames Names `json:\"names,omitempty\"`\n\t\
+         Replicas int32 `json:\"replicas,string\"`\n\t\
+         // +optional\n\tPaused bool `json:\"paused,omitempty,string\"`\n}\n\n\
+         // +kubebuilder:object:root=true\ntype Other struct {\n\tmetav1.TypeMeta   `json:\",inline\"`\n\t\
+         metav1.ObjectMeta `json:\"metadata,omitempty\"`\n\tSpec OtherSpec `json:\"spec,omitempty\"`\n}\n";
 
 /// A project of the corpus: a Go module the Go module proxy serves (cached in Go's module
 /// cache), the packages imported, and the options the project gives controller-gen.
@@ -970,7 +965,10 @@ fn read_paths(dir: &Path, paths: &[&str]) -> Value {
 
 #[test]
 fn the_go_webhook_markers_are_the_webhooks_controller_gen_writes() {
+    // With the kind `Other` of `fields_are_written_as_go_writes_them`, which the controller's
+    // build builds.
     let go = module_with_file(
+        OTHER_KIND,
         "internal/webhook/v1/thing_webhook.go",
         "package v1\n\n\
          // +kubebuilder:webhook:path=/mutate-bad-example-com-v1-thing,mutating=true,failurePolicy=fail,sideEffects=None,groups=bad.example.com,resources=things,verbs=create;update,versions=v1,name=mthing-v1.kb.io,admissionReviewVersions=v1\n\

@@ -111,6 +111,7 @@ pub fn translate(
 ) -> Result<Imported> {
     share_crd_wide_markers(&mut model);
     adopt_declared_kinds(&mut model);
+    report_skipped(&model);
     let api: BTreeMap<&str, (String, String)> = model
         .packages
         .iter()
@@ -126,24 +127,14 @@ pub fn translate(
     let domain = domain(&groups, project.as_ref())?;
     // Several groups' versions would share `api/src/<version>/` in the single-group layout.
     let multigroup = groups.len() > 1 || project.as_ref().is_some_and(|p| p.multigroup);
-    let mut modules: rust::Modules = api
-        .iter()
-        .map(|(path, (group, version))| {
-            let module = if multigroup {
-                format!("crate::{}::{version}", layout::group_module_name(group))
-            } else {
-                format!("crate::{version}")
-            };
-            ((*path).to_owned(), module)
-        })
-        .collect();
+    let mut modules = version_modules(&api, multigroup);
     let shared = shared_modules(&model, &modules);
     for (path, module) in &shared {
         modules.insert(path.clone(), format!("crate::{module}"));
     }
     let translator = Translator::new();
     let none_yet = BTreeMap::new();
-    let base = rust::Context {
+    let context = rust::Context {
         origin: model.origin,
         translator: &translator,
         options,
@@ -152,46 +143,126 @@ pub fn translate(
         defaults: &none_yet,
     };
     let mut problems = Problems::new();
-    let mut versions = Vec::new();
-    let mut shared_versions = Vec::new();
+    let translated = translate_packages(&model, &shared, context, &mut problems);
+    let (rbac, webhooks) = controller_markers(&model);
+    if !problems.is_empty() {
+        problems.sort();
+        bail!(
+            "{} cannot be imported as it is; nothing was written:\n{}",
+            source.display(),
+            problems.join("\n")
+        );
+    }
+    Ok(Imported {
+        versions: translated.versions,
+        shared: translated.shared,
+        kubernetes: translated.kubernetes,
+        domain,
+        multigroup,
+        project,
+        rbac,
+        webhooks,
+        samples: BTreeMap::new(),
+    })
+}
+
+/// Says which packages controller-gen makes no CRD of (`+kubebuilder:skip`).
+fn report_skipped(model: &Model) {
+    let skip = kubebuilder_attributes::skip::SPELLS;
+    for package in model
+        .packages
+        .iter()
+        .filter(|p| p.markers.contains_key(skip))
+    {
+        eprintln!(
+            "import: {} says +kubebuilder:skip (no CRD of it is generated): not imported",
+            package.path
+        );
+    }
+}
+
+/// The module of each API package (`crate::v1`, or `crate::<group>::v1` in the multigroup
+/// layout), by import path.
+fn version_modules(api: &BTreeMap<&str, (String, String)>, multigroup: bool) -> rust::Modules {
+    api.iter()
+        .map(|(path, (group, version))| {
+            let module = if multigroup {
+                format!("crate::{}::{version}", layout::group_module_name(group))
+            } else {
+                format!("crate::{version}")
+            };
+            ((*path).to_owned(), module)
+        })
+        .collect()
+}
+
+/// The Rust of the model's packages.
+struct Translated {
+    versions: Vec<Version>,
+    /// The shared packages', with their modules.
+    shared: Vec<(String, Version)>,
+    /// `api/src/kubernetes.rs`, when the API names Kubernetes' named types.
+    kubernetes: Option<String>,
+}
+
+/// Translates the API packages and the `shared` ones (those first: the versions' types
+/// need their defaults), then the Kubernetes named types they use; problems go to
+/// `problems`.
+fn translate_packages(
+    model: &Model,
+    shared: &BTreeMap<String, String>,
+    context: rust::Context<'_>,
+    problems: &mut Problems,
+) -> Translated {
+    let mut translated = Translated {
+        versions: Vec::new(),
+        shared: Vec::new(),
+        kubernetes: None,
+    };
     let mut used_named = BTreeMap::new();
-    let mut rbac = BTreeMap::new();
-    let mut webhooks = Vec::new();
     let mut defaults = BTreeMap::new();
-    // The shared packages first: the versions' types need to know their defaults.
     let mut packages: Vec<&Package> = model.packages.iter().collect();
     packages.sort_by_key(|package| !shared.contains_key(&package.path));
     for package in packages {
-        if package
-            .markers
-            .contains_key(kubebuilder_attributes::skip::SPELLS)
-        {
-            eprintln!(
-                "import: {} says +kubebuilder:skip (no CRD of it is generated): not imported",
-                package.path
-            );
-        }
-        let translated = {
-            let context = rust::Context {
-                defaults: &defaults,
-                ..base
-            };
-            match rust::translate(package, &context, &mut used_named, &mut problems) {
-                Some(version) => Some((None, version)),
-                None => shared.get(&package.path).map(|module| {
-                    let version =
-                        rust::translate_shared(package, &context, &mut used_named, &mut problems);
-                    (Some(module.clone()), version)
-                }),
-            }
+        let context = rust::Context {
+            defaults: &defaults,
+            ..context
         };
-        if let Some((module, version)) = translated {
-            defaults.insert(package.path.clone(), version.defaultable.clone());
-            match module {
-                None => versions.push(version),
-                Some(module) => shared_versions.push((module, version)),
-            }
+        let (module, version) = match rust::translate(package, &context, &mut used_named, problems)
+        {
+            Some(version) => (None, version),
+            None => match shared.get(&package.path) {
+                Some(module) => (
+                    Some(module.clone()),
+                    rust::translate_shared(package, &context, &mut used_named, problems),
+                ),
+                None => continue,
+            },
+        };
+        defaults.insert(package.path.clone(), version.defaultable.clone());
+        match module {
+            None => translated.versions.push(version),
+            Some(module) => translated.shared.push((module, version)),
         }
+    }
+    let context = rust::Context {
+        defaults: &defaults,
+        ..context
+    };
+    translated.kubernetes =
+        (!used_named.is_empty()).then(|| rust::kubernetes_module(&used_named, &context, problems));
+    translated
+}
+
+/// The RBAC rules of each Go file (its stem) as Rust attributes, and the webhook markers
+/// with the file each is written in.
+type ControllerMarkers = (BTreeMap<String, Vec<String>>, Vec<(Value, String)>);
+
+/// The RBAC and webhook markers of the model's files.
+fn controller_markers(model: &Model) -> ControllerMarkers {
+    let mut rbac = BTreeMap::new();
+    let mut webhooks = Vec::new();
+    for package in &model.packages {
         for (file, markers) in &package.file_markers {
             let rules = rbac_rules(markers);
             if !rules.is_empty() {
@@ -202,31 +273,7 @@ pub fn translate(
             }
         }
     }
-    let context = rust::Context {
-        defaults: &defaults,
-        ..base
-    };
-    let kubernetes = (!used_named.is_empty())
-        .then(|| rust::kubernetes_module(&used_named, &context, &mut problems));
-    if !problems.is_empty() {
-        problems.sort();
-        bail!(
-            "{} cannot be imported as it is; nothing was written:\n{}",
-            source.display(),
-            problems.join("\n")
-        );
-    }
-    Ok(Imported {
-        versions,
-        shared: shared_versions,
-        kubernetes,
-        domain,
-        multigroup,
-        project,
-        rbac,
-        webhooks,
-        samples: BTreeMap::new(),
-    })
+    (rbac, webhooks)
 }
 
 /// The module (`meta::v1`) of each package of the model that is no API version but whose

@@ -688,6 +688,58 @@ impl<'a> Writer<'a> {
         } else {
             json
         };
+        let mut args = self.field_markers(field);
+        let optional = self.is_optional(field);
+        let pointer = field.ty.kind == "pointer";
+        let target = if pointer {
+            field.ty.elem.as_deref()?
+        } else {
+            &field.ty
+        };
+        let inner = self.rust_type(target, &field.position)?;
+        // Go's zero value of these is what serde's `Default` gives: omitted when empty, as
+        // `omitempty` omits it. Other types are optional as an `Option`.
+        let plain = is_plain_rust(&inner) || self.is_plain_newtype(target);
+        let held_for_default = in_optional_spec && !optional && !self.has_default(target);
+        // Go writes a field's zero value unless `omitempty` omits it (never a struct's) or
+        // `omitzero` does: such an optional field is written as it is, and defaulted when
+        // absent, where it has a default (else it is an `Option`, left out when absent).
+        let struct_value = target.kind == "named" && target.underlying.is_none();
+        let go_writes_zero = !pointer
+            && !field.has_option("omitzero")
+            && (struct_value || !field.has_option("omitempty"));
+        let written_when_empty = optional && go_writes_zero && self.has_default(target);
+        let as_option = pointer || (optional && !plain && !written_when_empty) || held_for_default;
+        if let Some(word) = requiredness(field, optional, as_option) {
+            args.push(&[], word.to_owned());
+        }
+        let ty = if as_option {
+            format!("Option<{inner}>")
+        } else {
+            inner
+        };
+        if !args.is_empty() {
+            out.push_str(&args.attribute("kubebuilder", "    "));
+        }
+        let as_string = field.has_option("string");
+        if as_string && !self.json_string(field, pointer, target) {
+            return None;
+        }
+        let written = written_when_empty && !as_option;
+        out.push_str(&serde_absence(field, optional, written, as_string));
+        let (name, renamed) = field_ident(json);
+        if renamed {
+            out.push_str(&format!(
+                "    #[serde(rename = {})]\n",
+                string_literal(json)
+            ));
+        }
+        out.push_str(&format!("    pub {name}: {ty},\n"));
+        Some(out)
+    }
+
+    /// The field's markers as arguments of `#[kubebuilder(...)]`, requiredness aside.
+    fn field_markers(&mut self, field: &Field) -> ArgList {
         let mut args = ArgList::default();
         for (name, values) in &field.markers {
             if REQUIREDNESS.contains(&name.as_str()) {
@@ -707,87 +759,7 @@ impl<'a> Writer<'a> {
         if has_float(&field.ty) {
             self.dangerous(&mut args, &field.position);
         }
-        let optional = self.is_optional(field);
-        let pointer = field.ty.kind == "pointer";
-        let target = if pointer {
-            field.ty.elem.as_deref()?
-        } else {
-            &field.ty
-        };
-        let inner = self.rust_type(target, &field.position)?;
-        // Go's zero value of these is what serde's `Default` gives: omitted when empty, as
-        // `omitempty` omits it. Other types are optional as an `Option`.
-        let plain = ["String", "Vec<", "std::collections::BTreeMap<", "["]
-            .iter()
-            .any(|start| inner.starts_with(start))
-            || [
-                "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64",
-            ]
-            .contains(&inner.as_str())
-            || self.is_plain_newtype(target);
-        let marked = |names: &[&str]| names.iter().any(|n| field.markers.contains_key(*n));
-        // Requiredness is one word: `optional` where Go says so or where the Rust type
-        // alone would make the field required, `required` where it would make it optional
-        // (`+k8s:required` is `non_empty`, required already).
-        let held_for_default = in_optional_spec && !optional && !self.has_default(target);
-        // Go writes a field's zero value unless `omitempty` omits it (never a struct's) or
-        // `omitzero` does: such an optional field is written as it is, and defaulted when
-        // absent, where it has a default (else it is an `Option`, left out when absent).
-        let struct_value = target.kind == "named" && target.underlying.is_none();
-        let go_writes_zero = !pointer
-            && !field.has_option("omitzero")
-            && (struct_value || !field.has_option("omitempty"));
-        let written_when_empty = optional && go_writes_zero && self.has_default(target);
-        let as_option = pointer || (optional && !plain && !written_when_empty) || held_for_default;
-        let word = match (optional, as_option) {
-            (true, false) => Some("optional"),
-            (true, true) => marked(&OPTIONAL).then_some("optional"),
-            (false, true) => (!marked(&["k8s:required"])).then_some("required"),
-            (false, false) => {
-                marked(&["required", "kubebuilder:validation:Required"]).then_some("required")
-            }
-        };
-        if let Some(word) = word {
-            args.push(&[], word.to_owned());
-        }
-        let ty = if as_option {
-            format!("Option<{inner}>")
-        } else {
-            inner
-        };
-        if !args.is_empty() {
-            out.push_str(&args.attribute("kubebuilder", "    "));
-        }
-        let as_string = field.has_option("string");
-        if as_string && !self.json_string(field, pointer, target) {
-            return None;
-        }
-        match (written_when_empty && !as_option, as_string) {
-            (false, false) => {}
-            (true, false) => out.push_str("    #[serde(default)]\n"),
-            (written, true) => {
-                // Absent reads as zero; `omitempty` leaves zero out.
-                let absence = match (written || optional, field.has_option("omitempty")) {
-                    (false, _) => "",
-                    (true, false) => "default, ",
-                    (true, true) => {
-                        "default, skip_serializing_if = \"kubebuilder::json_string::is_zero\", "
-                    }
-                };
-                out.push_str(&format!(
-                    "    #[serde({absence}with = \"kubebuilder::json_string\")]\n"
-                ));
-            }
-        }
-        let (name, renamed) = field_ident(json);
-        if renamed {
-            out.push_str(&format!(
-                "    #[serde(rename = {})]\n",
-                string_literal(json)
-            ));
-        }
-        out.push_str(&format!("    pub {name}: {ty},\n"));
-        Some(out)
+        args
     }
 
     /// Whether a field tagged `,string` is one the import writes (a number or a bool, as
@@ -1179,6 +1151,52 @@ fn is_object_header(field: &Field) -> bool {
 }
 
 const META: &str = "k8s.io/apimachinery/pkg/apis/meta/v1";
+
+/// Whether the Rust type `inner` is one whose `Default` is Go's zero value of it (a string,
+/// a number, a list, a map, an array).
+fn is_plain_rust(inner: &str) -> bool {
+    ["String", "Vec<", "std::collections::BTreeMap<", "["]
+        .iter()
+        .any(|start| inner.starts_with(start))
+        || [
+            "bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64",
+        ]
+        .contains(&inner)
+}
+
+/// The field's requiredness, one word: `optional` where Go says so or where the Rust type
+/// alone would make the field required, `required` where it would make it optional
+/// (`+k8s:required` is `non_empty`, required already).
+fn requiredness(field: &Field, optional: bool, as_option: bool) -> Option<&'static str> {
+    let marked = |names: &[&str]| names.iter().any(|n| field.markers.contains_key(*n));
+    match (optional, as_option) {
+        (true, false) => Some("optional"),
+        (true, true) => marked(&OPTIONAL).then_some("optional"),
+        (false, true) => (!marked(&["k8s:required"])).then_some("required"),
+        (false, false) => {
+            marked(&["required", "kubebuilder:validation:Required"]).then_some("required")
+        }
+    }
+}
+
+/// The serde attribute of a field Go writes when empty (`written`: defaulted when absent)
+/// or tags `,string` (absent reads as zero, `omitempty` leaves zero out); empty for the
+/// rest, whose absence the attributes handle.
+fn serde_absence(field: &Field, optional: bool, written: bool, as_string: bool) -> String {
+    if !as_string {
+        return if written {
+            "    #[serde(default)]\n".to_owned()
+        } else {
+            String::new()
+        };
+    }
+    let absence = match (written || optional, field.has_option("omitempty")) {
+        (false, _) => "",
+        (true, false) => "default, ",
+        (true, true) => "default, skip_serializing_if = \"kubebuilder::json_string::is_zero\", ",
+    };
+    format!("    #[serde({absence}with = \"kubebuilder::json_string\")]\n")
+}
 
 /// A field of `ty` whose type is (or holds) a struct declared in place.
 fn anonymous_struct_field(ty: &Type) -> Option<&Field> {
