@@ -216,20 +216,7 @@ fn refused(text: &str, said: &[&str]) {
     let input = tempfile::tempdir().unwrap();
     let file = input.path().join("things.yaml");
     fs::write(&file, text).unwrap();
-    let parent = tempfile::tempdir().unwrap();
-    let target = parent.path().join("imported");
-    let error = format!(
-        "{:#}",
-        import(&file, &target, "").expect_err("the import is refused")
-    );
-    for words in said {
-        assert!(error.contains(words), "{words:?} not in:\n{error}");
-    }
-    assert!(
-        fs::read_dir(parent.path()).unwrap().next().is_none(),
-        "the import left something in {}",
-        parent.path().display()
-    );
+    support::assert_refused("crd", &file, "", said);
 }
 
 const SPEC: &str = "spec.versions[0].schema.openAPIV3Schema.properties.spec";

@@ -231,20 +231,7 @@ fn module_with_file(types: &str, path: &str, text: &str) -> tempfile::TempDir {
 /// fail saying each of `said`, with nothing written.
 fn refused(types: &str, options: &str, said: &[&str]) {
     let go = module_with(types);
-    let parent = tempfile::tempdir().unwrap();
-    let target = parent.path().join("imported");
-    let error = format!(
-        "{:#}",
-        import(go.path(), &target, options).expect_err("the import is refused")
-    );
-    for words in said {
-        assert!(error.contains(words), "{words:?} not in:\n{error}");
-    }
-    assert!(
-        fs::read_dir(parent.path()).unwrap().next().is_none(),
-        "the import left something in {}",
-        parent.path().display()
-    );
+    support::assert_refused("go", go.path(), options, said);
 }
 
 #[test]

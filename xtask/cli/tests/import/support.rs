@@ -28,6 +28,25 @@ pub fn import(source: &str, input: &Path, dir: &Path, options: &str) -> anyhow::
     kubebuilder_cli::import::run(&command)
 }
 
+/// Expects `import <source> <input> <options>` to fail saying each of `said`, with nothing
+/// written (the new project's parent directory stays empty).
+pub fn assert_refused(source: &str, input: &Path, options: &str, said: &[&str]) {
+    let parent = tempfile::tempdir().unwrap();
+    let target = parent.path().join("imported");
+    let error = format!(
+        "{:#}",
+        import(source, input, &target, options).expect_err("the import is refused")
+    );
+    for words in said {
+        assert!(error.contains(words), "{words:?} not in:\n{error}");
+    }
+    assert!(
+        fs::read_dir(parent.path()).unwrap().next().is_none(),
+        "the import left something in {}",
+        parent.path().display()
+    );
+}
+
 /// The conformance suite's Go module: the tutorial's and controller-tools' constructs.
 pub fn conformance_module() -> PathBuf {
     common::repo_root().join("macros/tests/conformance/go")
