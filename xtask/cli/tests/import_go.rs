@@ -974,22 +974,7 @@ fn the_go_webhook_markers_are_the_webhooks_controller_gen_writes() {
     let project = dir.join("imported");
     import(go.path(), &project, "").unwrap();
 
-    let output_dir = tempfile::tempdir().unwrap();
-    let output = Command::new(tools::CONTROLLER_GEN.install().unwrap())
-        .current_dir(go.path())
-        .arg("webhook")
-        .arg("paths=./...")
-        .arg(format!(
-            "output:webhook:dir={}",
-            output_dir.path().display()
-        ))
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let output_dir = support::controller_gen(go.path(), "webhook", "webhook", "./...");
     let documents = |path: &Path| -> Vec<Value> {
         let text = fs::read_to_string(path).unwrap();
         serde_saphyr::from_multiple(&text).unwrap()

@@ -74,8 +74,7 @@ impl Imported {
             .kinds()
             .map(|(version, kind)| {
                 let group = short_group(&version.group, &self.domain);
-                let kind = kind.kind.to_lowercase();
-                format!("{group}_{}_{kind}.yaml", version.version)
+                crate::scaffold::names::sample_name(&group, &version.version, &kind.kind)
             })
             .collect();
         for name in names {

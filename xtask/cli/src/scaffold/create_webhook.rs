@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::{Context as _, Result, bail};
 
 use super::layout::{self, KindLayout};
-use super::names::{Kind, snake_case};
+use super::names::Kind;
 use super::plan::Plan;
 use super::project::{self, Project, Webhooks};
 use super::templates::{self, Values, config, kind as template};
@@ -230,7 +230,7 @@ fn plan_admission(
 /// kind that has any, `webhook_<version>` for the others; `admission` (`admission_<version>`)
 /// in the module of a kind named `Webhook`, which a `webhook` in it would repeat.
 fn webhook_module(project: &Project, kind: &Kind) -> String {
-    let base = if snake_case(&kind.kind) == "webhook" {
+    let base = if kind.snake() == "webhook" {
         "admission"
     } else {
         "webhook"

@@ -24,6 +24,12 @@ pub struct Kind {
     pub namespaced: bool,
 }
 
+/// The name of a kind's sample in `config/samples`, as kubebuilder names it:
+/// `<group>_<version>_<kind in lower case>.yaml` (`group` the short group).
+pub fn sample_name(group: &str, version: &str, kind: &str) -> String {
+    format!("{group}_{version}_{}.yaml", kind.to_lowercase())
+}
+
 impl Kind {
     /// The API group: `ship.example.com`.
     pub fn full_group(&self) -> String {
@@ -42,7 +48,7 @@ impl Kind {
 
     /// The name of the kind's sample in `config/samples`: `<group>_<version>_<kind>.yaml`.
     pub fn sample_name(&self) -> String {
-        format!("{}_{}_{}.yaml", self.group, self.version, self.lower())
+        sample_name(&self.group, &self.version, &self.kind)
     }
 
     /// The webhook path kubebuilder derives: `/<mutate|validate>-<group with dashes>-<version>-<kind>`.

@@ -55,18 +55,28 @@ pub fn conformance_module() -> PathBuf {
 /// controller-gen's CRDs (`crd<options>`) for the Go packages `paths` of the module at
 /// `dir`, in a temporary directory.
 pub fn controller_gen_crds_dir(dir: &Path, options: &str, paths: &str) -> tempfile::TempDir {
+    controller_gen(dir, &format!("crd{options}"), "crd", paths)
+}
+
+/// What controller-gen's `generator` (with its options: `crd:allowDangerousTypes=true`)
+/// writes for the Go packages `paths` of the module at `dir`, its output `output` (`crd`,
+/// `webhook`) in a temporary directory.
+pub fn controller_gen(dir: &Path, generator: &str, output: &str, paths: &str) -> tempfile::TempDir {
     let output_dir = tempfile::tempdir().unwrap();
-    let output = Command::new(tools::CONTROLLER_GEN.install().unwrap())
+    let run = Command::new(tools::CONTROLLER_GEN.install().unwrap())
         .current_dir(dir)
-        .arg(format!("crd{options}"))
+        .arg(generator)
         .arg(format!("paths={paths}"))
-        .arg(format!("output:crd:dir={}", output_dir.path().display()))
+        .arg(format!(
+            "output:{output}:dir={}",
+            output_dir.path().display()
+        ))
         .output()
         .unwrap();
     assert!(
-        output.status.success(),
+        run.status.success(),
         "controller-gen failed:\n{}",
-        String::from_utf8_lossy(&output.stderr)
+        String::from_utf8_lossy(&run.stderr)
     );
     output_dir
 }
