@@ -9,7 +9,7 @@
 use kubebuilder_model as model;
 use kubebuilder_model::rbac::Rule;
 use proc_macro2::{Span, TokenStream};
-use quote::quote;
+use quote::{ToTokens, quote};
 use syn::spanned::Spanned;
 use syn::{Item, LitStr};
 
@@ -81,20 +81,52 @@ const ARGUMENTS: &[Argument<Args>] = &[
     }),
 ];
 
-/// Entry point of `#[kubebuilder::rbac(...)]`.
+/// Entry point of `#[kubebuilder::rbac(...)]`: this rule's registration, and those of the
+/// `#[kubebuilder::rbac(...)]` attributes below it on the same item. Each attribute would
+/// otherwise expand the next inside its own expansion, and a reconciler with as many rules
+/// as Kueue's controllers have (about 150) would pass the compiler's recursion limit.
 pub fn expand(attr: TokenStream, item: TokenStream) -> TokenStream {
-    match read(attr, &item) {
-        Ok(rule) => {
-            let registration = generate(&rule);
-            quote! { #item #registration }
-        }
-        Err(errors) => {
+    let (item, below) = without_rules_below(item);
+    let mut registrations = TokenStream::new();
+    for attr in std::iter::once(attr).chain(below) {
+        registrations.extend(match read(attr, &item) {
+            Ok(rule) => generate(&rule),
             // The item stays as written, so code using the type compiles and the rule's
             // mistakes are the only messages.
-            let errors = errors.to_compile_errors();
-            quote! { #item #errors }
-        }
+            Err(errors) => errors.to_compile_errors(),
+        });
     }
+    quote! { #item #registrations }
+}
+
+/// The item without its `#[kubebuilder::rbac(...)]` attributes, and their arguments in
+/// order; the item as it is when it is no type (its one error is [`read`]'s).
+fn without_rules_below(item: TokenStream) -> (TokenStream, Vec<TokenStream>) {
+    let mut parsed = match syn::parse2::<Item>(item.clone()) {
+        Ok(parsed) => parsed,
+        Err(_) => return (item, Vec::new()),
+    };
+    let attrs = match &mut parsed {
+        Item::Struct(item) => &mut item.attrs,
+        Item::Enum(item) => &mut item.attrs,
+        Item::Union(item) => &mut item.attrs,
+        _ => return (item, Vec::new()),
+    };
+    let mut below = Vec::new();
+    attrs.retain(|attr| match &attr.meta {
+        syn::Meta::List(list) if is_rbac_path(&list.path) => {
+            below.push(list.tokens.clone());
+            false
+        }
+        _ => true,
+    });
+    (parsed.into_token_stream(), below)
+}
+
+/// `kubebuilder::rbac` or `::kubebuilder::rbac`: this attribute, as the facade exports it.
+fn is_rbac_path(path: &syn::Path) -> bool {
+    let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+    segments == ["kubebuilder", "rbac"]
 }
 
 /// Reads `#[kubebuilder::rbac(attr)]` on `item` into its rule, or every mistake found.
@@ -259,5 +291,31 @@ fn generate(rule: &Rule) -> TokenStream {
                 role_name: #role_name,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rules of one reconciler are registered by its first `#[kubebuilder::rbac]`, however
+    /// many there are: the expansion holds the type without them, once.
+    #[test]
+    fn the_first_rule_registers_those_below_it() {
+        let rules: String = (0..200)
+            .map(|i| format!("#[kubebuilder::rbac(groups = [\"\"], resources = [\"r{i}\"], verbs = [\"get\"])]\n"))
+            .collect();
+        let item: TokenStream = format!("{rules}#[doc = \"kept\"]\npub struct Reconciler;")
+            .parse()
+            .unwrap();
+        let attr: TokenStream = "groups = [\"\"], resources = [\"first\"], verbs = [\"get\"]"
+            .parse()
+            .unwrap();
+        let expanded = expand(attr, item).to_string();
+        assert_eq!(expanded.matches("inventory :: submit").count(), 201);
+        assert!(!expanded.contains("rbac ("), "{expanded}");
+        assert_eq!(expanded.matches("pub struct Reconciler").count(), 1);
+        assert!(expanded.contains("\"kept\""));
+        assert!(expanded.find("\"first\"") < expanded.find("\"r0\""));
     }
 }

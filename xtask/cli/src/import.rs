@@ -8,6 +8,7 @@ mod markers;
 mod model;
 mod project;
 mod rust;
+mod webhooks;
 
 use anyhow::Result;
 

@@ -369,8 +369,12 @@ const OTHER_KIND: &str = "type ThingSpec struct {\n\tSize string `json:\"size\"`
 struct Corpus {
     module: &'static str,
     version: &'static str,
-    /// controller-gen's `paths=` and the import's `--paths`.
+    /// controller-gen's `paths=` for the CRDs, and the import's `--paths` unless it reads
+    /// its Makefile's (`controllers`).
     paths: &'static [&'static str],
+    /// The project's role and webhooks, when the import reads them (from the packages of
+    /// its Makefile's controller-gen lines, as it does without `--paths`).
+    controllers: Option<Controllers>,
     /// The `crd` generator's options on the Makefile's controller-gen line, which the import
     /// reads there.
     crd_options: &'static str,
@@ -379,6 +383,16 @@ struct Corpus {
     /// Directories of example objects the project ships (YAML: its samples, its tests'
     /// fixtures), those of an imported kind to round-trip through the Rust types.
     examples: &'static [&'static str],
+}
+
+/// Where a Go project's controllers are, and where it commits their role and webhooks.
+struct Controllers {
+    /// controller-gen's `paths=` for the `rbac` and `webhook` generators.
+    paths: &'static str,
+    /// The committed `role.yaml` (`rbac:roleName=manager-role`).
+    role: &'static str,
+    /// The committed webhook `manifests.yaml`.
+    webhooks: &'static str,
 }
 
 /// Real operators, for breadth: the Gateway API (CEL rules everywhere, a large API, five
@@ -391,6 +405,7 @@ const CORPUS: [Corpus; 3] = [
         module: "sigs.k8s.io/gateway-api",
         version: "v1.6.3",
         paths: &["./apis/..."],
+        controllers: None,
         crd_options: "",
         committed: Some("config/crd/experimental"),
         examples: &["examples"],
@@ -399,6 +414,11 @@ const CORPUS: [Corpus; 3] = [
         module: "sigs.k8s.io/kueue",
         version: "v0.17.0",
         paths: &["./apis/kueue/..."],
+        controllers: Some(Controllers {
+            paths: "./pkg/controller/...;./pkg/webhooks/...;./pkg/util/cert/...;./pkg/visibility/...",
+            role: "config/components/rbac/role.yaml",
+            webhooks: "config/components/webhook/manifests.yaml",
+        }),
         crd_options: ":generateEmbeddedObjectMeta=true",
         committed: Some("config/components/crd/bases"),
         examples: &["cmd/kueueviz/examples"],
@@ -407,6 +427,7 @@ const CORPUS: [Corpus; 3] = [
         module: "github.com/external-secrets/external-secrets",
         version: "v0.16.2",
         paths: &["./apis/..."],
+        controllers: None,
         crd_options: "",
         committed: Some("config/crds/bases"),
         examples: &["tests/__snapshot__", "docs/snippets"],
@@ -448,11 +469,14 @@ fn the_corpus_imports_to_controller_gens_crds() {
         let go = corpus_module(project);
         let dir = common::scratch_dir(&format!("import-{}", project.module.replace('/', "-")));
         let imported = dir.join("imported");
-        let options: Vec<String> = project
-            .paths
-            .iter()
-            .map(|p| format!("--paths {p}"))
-            .collect();
+        let options: Vec<String> = match project.controllers {
+            Some(_) => Vec::new(),
+            None => project
+                .paths
+                .iter()
+                .map(|p| format!("--paths {p}"))
+                .collect(),
+        };
         import(go.path(), &imported, &options.join(" ")).unwrap();
         let model = read_paths(go.path(), project.paths);
         let packages = model["packages"].as_array().unwrap();
@@ -486,13 +510,111 @@ fn the_corpus_imports_to_controller_gens_crds() {
             let theirs = committed_crds(&go.path().join(committed), &ours);
             assert_round_trip(&theirs, &ours, FROM_COMMITTED);
         }
+        if let Some(controllers) = &project.controllers {
+            assert_controllers_round_trip(project.module, go.path(), &imported, controllers);
+        }
         common::set_version(
             &imported,
             &format!("0.0.0-import-{}", project.module.replace(['/', '.'], "-")),
         );
         let examples: Vec<PathBuf> = project.examples.iter().map(|e| go.path().join(e)).collect();
         assert_examples_round_trip(&imported, go.path(), project.paths, &examples);
+        if project.controllers.is_some() {
+            // The Go controllers' rules and webhooks build (Kueue's: about 150 rules on one
+            // reconciler, 36 webhooks for other projects' kinds), on the API built above.
+            common::cargo_ok(&imported, &["build", "-p", "controller", "--lib"]);
+        }
     }
+}
+
+/// The imported project's role and webhooks are controller-gen's for the Go controllers
+/// and those the Go project commits, but for the rows of the differences lists.
+fn assert_controllers_round_trip(
+    module: &str,
+    go: &Path,
+    imported: &Path,
+    controllers: &Controllers,
+) {
+    let role = support::controller_gen(go, "rbac:roleName=manager-role", "rbac", controllers.paths);
+    let webhooks = support::controller_gen(go, "webhook", "webhook", controllers.paths);
+    let ours = [
+        ("role", imported.join("config/rbac/role.yaml")),
+        ("webhooks", imported.join("config/webhook/manifests.yaml")),
+    ];
+    for (differences, theirs) in [
+        (
+            FROM_CONTROLLER_GEN,
+            [
+                role.path().join("role.yaml"),
+                webhooks.path().join("manifests.yaml"),
+            ],
+        ),
+        (
+            FROM_COMMITTED,
+            [go.join(controllers.role), go.join(controllers.webhooks)],
+        ),
+    ] {
+        let documents = |pairs: &mut dyn Iterator<Item = (&str, PathBuf)>| {
+            pairs
+                .flat_map(|(what, path)| {
+                    let text = fs::read_to_string(&path).unwrap();
+                    serde_saphyr::from_multiple::<Value>(&text)
+                        .unwrap()
+                        .into_iter()
+                        .map(move |doc| (document_name(what, &doc), keyed_rules(doc)))
+                })
+                .collect::<BTreeMap<String, Value>>()
+        };
+        let theirs = documents(&mut ["role", "webhooks"].into_iter().zip(theirs));
+        let ours = documents(&mut ours.iter().map(|(what, path)| (*what, path.clone())));
+        println!(
+            "{module}: role and webhooks compared with {}",
+            differences.0
+        );
+        assert_round_trip(&theirs, &ours, differences);
+    }
+}
+
+/// A role's or webhook configuration's name in the differences lists:
+/// `role/ClusterRole/manager-role`, `webhooks/MutatingWebhookConfiguration/<name>`.
+fn document_name(what: &str, document: &Value) -> String {
+    format!(
+        "{what}/{}/{}",
+        document["kind"].as_str().unwrap_or_default(),
+        document["metadata"]["name"].as_str().unwrap_or_default()
+    )
+}
+
+/// A role with its rules by their groups and resources (`events.k8s.io:events`), so that a
+/// rule one side lacks is one difference at its own path; other documents as they are.
+fn keyed_rules(mut document: Value) -> Value {
+    let Some(rules) = document.get("rules").and_then(Value::as_array).cloned() else {
+        return document;
+    };
+    let list = |rule: &Value, name: &str| -> String {
+        rule[name]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let keyed: serde_json::Map<String, Value> = rules
+        .into_iter()
+        .map(|rule| {
+            let key = format!(
+                "{}:{}:{}:{}",
+                list(&rule, "apiGroups"),
+                list(&rule, "resources"),
+                list(&rule, "resourceNames"),
+                list(&rule, "nonResourceURLs")
+            );
+            (key.trim_end_matches(':').to_owned(), rule)
+        })
+        .collect();
+    document["rules"] = Value::Object(keyed);
+    document
 }
 
 /// Every object of the YAML files below `examples` whose kind the project at `imported`
@@ -959,9 +1081,16 @@ fn the_go_webhook_markers_are_the_webhooks_controller_gen_writes() {
         "internal/webhook/v1/thing_webhook.go",
         "package v1\n\n\
          // +kubebuilder:webhook:path=/mutate-bad-example-com-v1-thing,mutating=true,failurePolicy=fail,sideEffects=None,groups=bad.example.com,resources=things,verbs=create;update,versions=v1,name=mthing-v1.kb.io,admissionReviewVersions=v1\n\
-         // +kubebuilder:webhook:path=/validate-bad-example-com-v1-thing,mutating=false,failurePolicy=ignore,sideEffects=None,groups=bad.example.com,resources=things,verbs=create;update;delete,versions=v1,name=vthing-v1.kb.io,admissionReviewVersions=v1,matchPolicy=Exact,timeoutSeconds=5\n\n\
+         // +kubebuilder:webhook:path=/validate-bad-example-com-v1-thing,mutating=false,failurePolicy=ignore,sideEffects=None,groups=bad.example.com,resources=things;things/status,verbs=create;update;delete,versions=v1,name=vthing-v1.kb.io,admissionReviewVersions=v1,matchPolicy=Exact,timeoutSeconds=5\n\n\
          // Setup registers the webhooks.\nfunc Setup() {}\n",
     );
+    // A webhook for a kind the import does not make (Kubernetes' Job), as Kueue has dozens.
+    fs::write(
+        go.path().join("internal/webhook/v1/job_webhook.go"),
+        "package v1\n\n\
+         // +kubebuilder:webhook:path=/mutate-batch-v1-job,mutating=true,failurePolicy=ignore,sideEffects=None,groups=batch,resources=jobs,verbs=create,versions=v1,name=mjob.kb.io,admissionReviewVersions=v1,serviceName=jobs-webhook\n",
+    )
+    .unwrap();
     // The Go project's sample, which the webhooks' tests create: `size` is required.
     let samples = go.path().join("config/samples");
     fs::create_dir_all(&samples).unwrap();
@@ -984,8 +1113,22 @@ fn the_go_webhook_markers_are_the_webhooks_controller_gen_writes() {
         documents(&output_dir.path().join("manifests.yaml"))
     );
 
-    // The imported webhooks build, and their tests that call them directly pass with the
-    // Go project's sample (the scaffold's, without `size`, would not read).
+    // The validator's rule (a subresource too) is the marker's own, not `for = Thing`'s;
+    // the Job's webhook is declared, with what to do to serve it.
+    let validator = fs::read_to_string(project.join("controller/src/thing/webhook.rs")).unwrap();
+    assert!(
+        validator.contains("resources = [\"things\", \"things/status\"]"),
+        "{validator}"
+    );
+    let external = fs::read_to_string(project.join("controller/src/external_webhooks.rs")).unwrap();
+    assert!(
+        external.contains("implement `kubebuilder_runtime::webhook::Defaulter`")
+            && external.contains("pub struct MutateBatchV1Job;"),
+        "{external}"
+    );
+
+    // The imported webhooks build (the Job's too), and their tests that call them directly
+    // pass with the Go project's sample (the scaffold's, without `size`, would not read).
     common::set_version(&project, "0.0.0-import-webhooks");
     let tested = common::cargo(
         &project,

@@ -28,8 +28,9 @@ pub struct Args {
     /// Use the kubebuilder crates of the checkout at this path instead of crates.io.
     #[arg(long, value_name = "CHECKOUT")]
     pub local: Option<PathBuf>,
-    /// The Go packages to read, as controller-gen's `paths=` (repeatable).
-    #[arg(long = "paths", value_name = "PATTERN", default_value = "./...")]
+    /// The Go packages to read, as controller-gen's `paths=` (repeatable; default: those of
+    /// the Makefile's controller-gen lines, else `./...`).
+    #[arg(long = "paths", value_name = "PATTERN")]
     pub paths: Vec<String>,
     /// Allow float fields, as the Go project's `controller-gen crd:allowDangerousTypes=true`
     /// does: each gets `allow_dangerous_types` (also when the Makefile says so).
@@ -44,7 +45,12 @@ pub fn run(args: &Args) -> Result<()> {
         allow_dangerous_types: args.allow_dangerous_types || allow_dangerous_types,
     };
     let project = GoProject::read(&args.go_project)?;
-    let model = goimport(&args.go_project, &args.paths)?;
+    let paths = if args.paths.is_empty() {
+        makefile_paths(&args.go_project)?
+    } else {
+        args.paths.clone()
+    };
+    let model = goimport(&args.go_project, &paths)?;
     report_unrecognised(&model.unknown_markers);
     let imported = project::translate(model, project, options, &args.go_project)?
         .with_samples(&args.go_project.join("config/samples"))?;
@@ -67,16 +73,47 @@ pub fn run(args: &Args) -> Result<()> {
     Ok(())
 }
 
+/// The Go project's Makefile, or nothing when it has none.
+fn makefile(dir: &Path) -> Result<String> {
+    let path = dir.join("Makefile");
+    match std::fs::read_to_string(&path) {
+        Ok(text) => Ok(text),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
+        Err(error) => Err(error).with_context(|| format!("reading {}", path.display())),
+    }
+}
+
+/// The packages controller-gen reads for the Go project: every `paths=` of its Makefile
+/// (Kueue's CRDs from `./apis/...`, its role and webhooks from `./pkg/controller/...;...`),
+/// else `./...` (kubebuilder's Makefile).
+fn makefile_paths(dir: &Path) -> Result<Vec<String>> {
+    let mut paths: Vec<String> = Vec::new();
+    let text = makefile(dir)?;
+    let listed = text
+        .split_whitespace()
+        .filter_map(|word| word.strip_prefix("paths="))
+        .flat_map(|list| list.trim_matches(['"', '\'']).split(';'));
+    for path in listed {
+        if !path.is_empty() && !paths.iter().any(|known| known == path) {
+            paths.push(path.to_owned());
+        }
+    }
+    if paths.is_empty() {
+        return Ok(vec!["./...".to_owned()]);
+    }
+    eprintln!(
+        "import go: reading the packages of the Makefile's controller-gen lines: {}",
+        paths.join(" ")
+    );
+    Ok(paths)
+}
+
 /// The options of the `crd` generator on the controller-gen lines of the Go project's
 /// Makefile (`crd:generateEmbeddedObjectMeta=true`, `crd:maxDescLen=0,allowDangerousTypes=true`),
 /// kubebuilder's place for them: those PROJECT records, and whether floats are allowed.
 fn makefile_crd_options(dir: &Path) -> Result<(CrdOptions, bool)> {
     let path = dir.join("Makefile");
-    let text = match std::fs::read_to_string(&path) {
-        Ok(text) => text,
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(error) => return Err(error).with_context(|| format!("reading {}", path.display())),
-    };
+    let text = makefile(dir)?;
     let mut crd = CrdOptions::default();
     let mut allow_dangerous_types = false;
     let options = text

@@ -149,6 +149,28 @@ impl TypeExpr {
     }
 }
 
+impl Package {
+    /// Whether it declares a kind controller-gen makes a CRD of: a struct embedding
+    /// `metav1.TypeMeta` and `metav1.ObjectMeta` (its `FindKubeKinds`), or a root type
+    /// declared as another package's kind (`type Gateway v1.Gateway`). Kueue's
+    /// `apis/config` declares `+groupName` and a root type with no `ObjectMeta`: its
+    /// component configuration, no CRD.
+    pub fn declares_kinds(&self) -> bool {
+        self.types.iter().any(|ty| {
+            let embeds = |name: &str| {
+                ty.fields
+                    .iter()
+                    .any(|f| f.name.is_empty() && f.ty.package == META && f.ty.name == name)
+            };
+            (embeds("TypeMeta") && embeds("ObjectMeta"))
+                || (ty.is_root() && ty.underlying.kind == "named")
+        })
+    }
+}
+
+/// The package of `TypeMeta` and `ObjectMeta`.
+pub const META: &str = "k8s.io/apimachinery/pkg/apis/meta/v1";
+
 impl Type {
     /// Whether `+kubebuilder:object:root=true` marks it.
     pub fn is_root(&self) -> bool {

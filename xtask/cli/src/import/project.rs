@@ -19,6 +19,7 @@ use serde_json::Value;
 use super::markers::{self, Translator, fields_of};
 use super::model::{Field, Markers, Model, Package, TypeExpr};
 use super::rust::{self, KindDecl, Problems, Version};
+use super::webhooks;
 use crate::scaffold::names::snake_case;
 use crate::scaffold::plan::Plan;
 use crate::scaffold::project::CrdOptions;
@@ -55,7 +56,7 @@ pub struct Imported {
     /// The RBAC rules of each controller file (its stem), as Rust attributes.
     rbac: BTreeMap<String, Vec<String>>,
     /// The `+kubebuilder:webhook` markers, with the file each is written in.
-    webhooks: Vec<(Value, String)>,
+    webhooks: Vec<webhooks::Marker>,
     /// The source's sample objects of the imported kinds, by file name
     /// (`<group>_<version>_<kind>.yaml`, kubebuilder's), in place of the scaffolded ones.
     samples: BTreeMap<String, String>,
@@ -97,6 +98,21 @@ impl Imported {
         self.versions
             .iter()
             .flat_map(|version| version.kinds.iter().map(move |kind| (version, kind)))
+    }
+
+    /// The kinds, by the names a webhook rule matches.
+    fn own_kinds(&self) -> Vec<webhooks::OwnKind> {
+        self.kinds()
+            .map(|(version, kind)| webhooks::OwnKind {
+                group: version.group.clone(),
+                version: version.version.clone(),
+                kind: kind.kind.clone(),
+                plural: kind
+                    .plural
+                    .clone()
+                    .unwrap_or_else(|| kubebuilder_plural::plural(&kind.kind.to_lowercase())),
+            })
+            .collect()
     }
 }
 
@@ -165,18 +181,27 @@ pub fn translate(
     })
 }
 
-/// Says which packages controller-gen makes no CRD of (`+kubebuilder:skip`).
+/// Says which packages of an API group controller-gen makes no CRD of
+/// (`+kubebuilder:skip`, or no kind).
 fn report_skipped(model: &Model) {
     let skip = kubebuilder_attributes::skip::SPELLS;
     for package in model
         .packages
         .iter()
-        .filter(|p| p.markers.contains_key(skip))
+        .filter(|p| p.markers.contains_key("groupName"))
     {
-        eprintln!(
-            "import: {} says +kubebuilder:skip (no CRD of it is generated): not imported",
-            package.path
-        );
+        if package.markers.contains_key(skip) {
+            eprintln!(
+                "import: {} says +kubebuilder:skip (no CRD of it is generated): not imported",
+                package.path
+            );
+        } else if !package.declares_kinds() {
+            eprintln!(
+                "import: {} declares no kind (no type embeds metav1.TypeMeta and \
+                 metav1.ObjectMeta; controller-gen makes no CRD of it): not imported",
+                package.path
+            );
+        }
     }
 }
 
@@ -659,7 +684,14 @@ fn make(root: &Path, name: &str, to: &Target<'_>, imported: &Imported) -> Result
     }
     plan.format_rust()?;
     plan.apply()?;
-    create_webhooks(root, &domain, imported)?;
+    let external = webhooks::create(root, &domain, &imported.own_kinds(), &imported.webhooks)?;
+    if external > 0 {
+        eprintln!(
+            "import: {external} webhooks are for kinds the import does not make: declared in \
+             controller/src/external_webhooks.rs, and served by nothing until you implement \
+             them there (the apiserver calls them once deployed)"
+        );
+    }
     create_conversions(root, &domain, imported)?;
     let declarations = source::read(root, &manifests::crd_options(root)?).map_err(|deferred| {
         anyhow::anyhow!("the imported sources do not read as the manifests need: {deferred}")
@@ -675,97 +707,6 @@ fn record_crd_options(root: &Path, crd: &CrdOptions) -> Result<()> {
         scaffold::project::Project::parse(&fs::read_to_string(&path).context("reading PROJECT")?)?;
     project.crd = crd.clone();
     fs::write(&path, project.to_yaml()).with_context(|| format!("writing {}", path.display()))
-}
-
-/// The admission webhooks of the Go markers: `create webhook` for each kind version they
-/// are for, whose scaffolded attributes then say what the markers say.
-fn create_webhooks(root: &Path, domain: &str, imported: &Imported) -> Result<()> {
-    let mut by_kind: BTreeMap<(String, String, String), Vec<&Value>> = BTreeMap::new();
-    for (webhook, file) in &imported.webhooks {
-        let strings = |name: &str| -> Vec<&str> {
-            webhook[name]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect()
-        };
-        let found = imported.kinds().find(|(version, kind)| {
-            let plural = kind
-                .plural
-                .clone()
-                .unwrap_or_else(|| kubebuilder_plural::plural(&kind.kind.to_lowercase()));
-            strings("Groups").contains(&version.group.as_str())
-                && strings("Versions").contains(&version.version.as_str())
-                && strings("Resources").contains(&plural.as_str())
-        });
-        let Some((version, kind)) = found else {
-            bail!(
-                "{file}: +kubebuilder:webhook for {:?} {:?} {:?} is for no kind the import \
-                 makes",
-                strings("Groups"),
-                strings("Versions"),
-                strings("Resources")
-            );
-        };
-        by_kind
-            .entry((
-                version.group.clone(),
-                version.version.clone(),
-                kind.kind.clone(),
-            ))
-            .or_default()
-            .push(webhook);
-    }
-    for ((group, version, kind), webhooks) in by_kind {
-        let mutating = |m: bool| webhooks.iter().filter(move |w| w["Mutating"] == m);
-        for m in [true, false] {
-            if mutating(m).count() > 1 {
-                bail!(
-                    "{kind} {version} has {} {} webhooks in the Go markers; the import makes \
-                     one of each",
-                    mutating(m).count(),
-                    if m { "mutating" } else { "validating" }
-                );
-            }
-        }
-        let args = scaffold::create_webhook::Args {
-            kind: scaffold::KindArgs {
-                group: short_group(&group, domain),
-                version: version.clone(),
-                kind: kind.clone(),
-            },
-            defaulting: mutating(true).count() > 0,
-            programmatic_validation: mutating(false).count() > 0,
-            conversion: false,
-            spokes: Vec::new(),
-            force: false,
-        };
-        scaffold::create_webhook::plan(root, &args)?.apply()?;
-        for webhook in webhooks {
-            let mutating = webhook["Mutating"] == Value::Bool(true);
-            // The path `for = Kind` gives, as kubebuilder's.
-            let path = format!(
-                "/{}-{}-{version}-{}",
-                if mutating { "mutate" } else { "validate" },
-                group.replace('.', "-"),
-                kind.to_lowercase()
-            );
-            if webhook["Path"]
-                .as_str()
-                .is_some_and(|p| !p.is_empty() && p != path)
-            {
-                bail!(
-                    "the Go webhook {} of {kind} {version} is served at {}, not at {path}, \
-                     where `#[kubebuilder::webhook(for = {kind})]` serves it",
-                    webhook["Name"],
-                    webhook["Path"]
-                );
-            }
-            rewrite_webhook_attribute(root, &kind, &version, webhook)?;
-        }
-    }
-    Ok(())
 }
 
 /// The conversions of the Go kinds with a hub (`Hub()`) and spokes (`ConvertTo`): `create
@@ -807,100 +748,6 @@ fn create_conversions(root: &Path, domain: &str, imported: &Imported) -> Result<
         scaffold::create_webhook::plan(root, &args)?.apply()?;
     }
     Ok(())
-}
-
-/// Replaces the scaffolded `#[kubebuilder::webhook(...)]` of `kind`'s version (found by
-/// its scaffolded name, `m<kind>-<version>.kb.io` or `v...`) with the Go marker's values.
-fn rewrite_webhook_attribute(
-    root: &Path,
-    kind: &str,
-    version: &str,
-    webhook: &Value,
-) -> Result<()> {
-    let mutating = webhook["Mutating"] == Value::Bool(true);
-    let args = webhook_args(kind, webhook);
-    let mut pending = vec![root.join("controller/src")];
-    while let Some(dir) = pending.pop() {
-        for entry in fs::read_dir(&dir).with_context(|| format!("reading {}", dir.display()))? {
-            let path = entry?.path();
-            if path.is_dir() {
-                pending.push(path);
-                continue;
-            }
-            let text = fs::read_to_string(&path).unwrap_or_default();
-            if let Some(rewritten) = with_webhook_args(&text, kind, version, mutating, &args) {
-                fs::write(&path, rewritten)
-                    .with_context(|| format!("writing {}", path.display()))?;
-                return Ok(());
-            }
-        }
-    }
-    bail!(
-        "the scaffolded webhook of {kind} {version} was not found to write the Go marker's values"
-    )
-}
-
-/// The attribute's arguments from a Go `+kubebuilder:webhook` marker.
-fn webhook_args(kind: &str, webhook: &Value) -> String {
-    let mut args = vec![format!("for = {kind}")];
-    let named = fields_of(
-        webhook,
-        &[
-            ("Mutating", "mutating"),
-            ("FailurePolicy", "failure_policy"),
-            ("MatchPolicy", "match_policy"),
-            ("SideEffects", "side_effects"),
-            ("TimeoutSeconds", "timeout_seconds"),
-            ("Verbs", "verbs"),
-            ("Name", "name"),
-            ("URL", "url"),
-            ("WebhookVersions", "webhook_versions"),
-            ("AdmissionReviewVersions", "admission_review_versions"),
-            ("ReinvocationPolicy", "reinvocation_policy"),
-        ],
-    );
-    if webhook["Mutating"] != Value::Bool(true) {
-        args.push("mutating = false".to_owned());
-    }
-    args.extend(
-        named
-            .split(", ")
-            .filter(|a| !a.is_empty())
-            .map(|arg| match arg {
-                "mutating" => "mutating = true".to_owned(),
-                other => other.to_owned(),
-            }),
-    );
-    args.join(",\n    ")
-}
-
-/// `text` with the webhook attribute scaffolded for `kind`'s `version` (mutating or not)
-/// given `args`; `None` when the text has no such attribute.
-fn with_webhook_args(
-    text: &str,
-    kind: &str,
-    version: &str,
-    mutating: bool,
-    args: &str,
-) -> Option<String> {
-    let mut from = 0;
-    while let Some(at) = text[from..].find("#[kubebuilder::webhook(") {
-        let start = from + at;
-        let end = start + text[start..].find(")]\n")? + 3;
-        let block = &text[start..end];
-        if block.contains(&format!("for = {kind},"))
-            && block.contains(&format!("mutating = {mutating},"))
-            && block.contains(&format!("-{version}.kb.io\""))
-        {
-            return Some(format!(
-                "{}#[kubebuilder::webhook(\n    {args}\n)]\n{}",
-                &text[..start],
-                &text[end..]
-            ));
-        }
-        from = end;
-    }
-    None
 }
 
 /// A shared package's files under `api/src/<module path>/`, each module of the path
@@ -1003,8 +850,11 @@ fn write_version(
 }
 
 /// Each reconciler's rules: the Go controller file's of the same kind (`<kind>_controller.go`)
-/// instead of the scaffolded ones; rules of other files go to the first reconciler. A kind
-/// without a Go controller keeps the rules on its own kind.
+/// instead of the scaffolded ones; rules of other files go to the first reconciler. When
+/// the Go project has no RBAC marker at all (an API module), each reconciler keeps the
+/// scaffolded rules on its own kind; when it has some, the role is theirs alone, and a
+/// kind without a Go controller file gets none (the scaffolded ones would grant what the
+/// Go project's role does not).
 fn write_rbac(
     plan: &mut Plan,
     project: &scaffold::project::Project,
@@ -1016,6 +866,9 @@ fn write_rbac(
         let snake = snake_case(&resource.kind);
         let path = format!("{}/reconciler.rs", layout.controller_dir(&snake));
         reconcilers.push((format!("{}_controller", resource.kind.to_lowercase()), path));
+    }
+    if imported.rbac.is_empty() {
+        return Ok(());
     }
     let mut leftover: Vec<String> = imported
         .rbac
@@ -1030,19 +883,24 @@ fn write_rbac(
             from.push_str(" and of the Go files that are no kind's controller");
             rules.append(&mut leftover);
         }
-        if rules.is_empty() {
-            // No Go controller of the kind: the stub keeps the rules on its own kind.
-            continue;
-        }
+        let comment = if rules.is_empty() {
+            format!(
+                "// No rules: the Go project has no `{stem}.go`, and its RBAC markers are on \
+                 its other controllers.\n"
+            )
+        } else {
+            format!("// The RBAC markers of {from}.\n{}\n", rules.join("\n"))
+        };
         let text = plan.read(path)?.unwrap_or_default();
-        plan.write(path, with_rules(&text, &rules, &from));
+        plan.write(path, with_rules(&text, &comment));
     }
     Ok(())
 }
 
 /// The reconciler's text with its `#[kubebuilder::rbac(...)]` attributes, and the
-/// comment lines above them, replaced by `rules` under a comment saying where they are from.
-fn with_rules(text: &str, rules: &[String], from: &str) -> String {
+/// comment lines above them, replaced by `rules` (the attributes under a comment saying
+/// where they are from).
+fn with_rules(text: &str, rules: &str) -> String {
     let Some(first) = text.find("#[kubebuilder::rbac(") else {
         return text.to_owned();
     };
@@ -1062,8 +920,7 @@ fn with_rules(text: &str, rules: &[String], from: &str) -> String {
         }
         start = line_start;
     }
-    let written = format!("// The RBAC markers of {from}.\n{}\n", rules.join("\n"));
-    format!("{}{written}{}", &text[..start], &text[end..])
+    format!("{}{rules}{}", &text[..start], &text[end..])
 }
 
 fn stem(file: &str) -> String {

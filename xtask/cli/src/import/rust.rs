@@ -12,7 +12,7 @@ use kubebuilder_attributes::spellings::Target;
 use serde_json::Value;
 
 use super::markers::{ArgList, Translator, fields_of, string_literal, unwrapped};
-use super::model::{Field, Markers, NamedType, Origin, Package, Type, TypeExpr};
+use super::model::{Field, META, Markers, NamedType, Origin, Package, Type, TypeExpr};
 use crate::scaffold::names::snake_case;
 
 /// A kind a package declares, as `create api` needs it.
@@ -74,11 +74,12 @@ pub const KUBERNETES_MODULE: &str = "kubernetes";
 
 /// The API group and version a Go package declares (`+groupName`, `+versionName` or the
 /// directory's name); `None` for a package that is no API version, or one controller-gen
-/// skips (`+kubebuilder:skip`).
+/// makes no CRD of (`+kubebuilder:skip`, or no kind).
 pub fn group_version(package: &Package) -> Option<(String, String)> {
     if package
         .markers
         .contains_key(kubebuilder_attributes::skip::SPELLS)
+        || !package.declares_kinds()
     {
         return None;
     }
@@ -1149,8 +1150,6 @@ fn is_object_header(field: &Field) -> bool {
                 .as_deref()
                 .is_some_and(|e| e.package == META && e.name == "ObjectMeta"))
 }
-
-const META: &str = "k8s.io/apimachinery/pkg/apis/meta/v1";
 
 /// Whether the Rust type `inner` is one whose `Default` is Go's zero value of it (a string,
 /// a number, a list, a map, an array).
