@@ -60,8 +60,14 @@ fn skip_module(mut module: ItemMod, errors: &mut Errors) -> TokenStream {
         ident,
         ..
     } = module;
+    // syn keeps the module's inner attributes (`//!` docs) with its outer ones; each goes
+    // back where it was written.
+    let (inner, outer): (Vec<_>, Vec<_>) = attrs
+        .into_iter()
+        .partition(|attr| matches!(attr.style, syn::AttrStyle::Inner(_)));
     quote! {
-        #(#attrs)* #vis #unsafety #mod_token #ident {
+        #(#outer)* #vis #unsafety #mod_token #ident {
+            #(#inner)*
             #(#items)*
         }
     }

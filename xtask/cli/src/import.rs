@@ -3,6 +3,7 @@
 //! view of Go types and markers), which `project.rs` makes the project of.
 
 pub mod crd;
+mod external;
 pub mod go;
 mod markers;
 mod model;

@@ -14,7 +14,7 @@ mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -29,14 +29,6 @@ fn import(input: &Path, dir: &Path, options: &str) -> anyhow::Result<()> {
 /// controller-gen's CRDs for the conformance module, in a temporary directory.
 fn conformance_crds() -> tempfile::TempDir {
     controller_gen_crds_dir(&conformance_module(), ":allowDangerousTypes=true", "./...")
-}
-
-/// The directory `dir` of the Go module `module@version` (from Go's module cache, which the
-/// module proxy fills).
-fn module_dir(module: &str, version: &str, dir: &str) -> PathBuf {
-    kubebuilder_envtest::assets::go_module_source(&conformance_module(), module, version)
-        .unwrap()
-        .join(dir)
 }
 
 /// The files of `dir` whose names start with `prefix`, copied to a temporary directory.
@@ -116,22 +108,15 @@ fn types_made(dir: &Path) -> usize {
 #[ignore = "slow: imports every CRD of the corpus (the Gateway API, Kueue and external-secrets from the Go module proxy)"]
 fn every_crd_of_the_corpus_imports_and_renders_back() {
     let conformance = conformance_crds();
-    let gateway = module_dir("sigs.k8s.io/gateway-api", "v1.6.3", "config/crd");
+    let gateway = common::go_module_source(common::GATEWAY_API).join("config/crd");
     // The experimental channel's two groups, gateway.networking.k8s.io and
     // gateway.networking.x-k8s.io, would be one Rust module (`gateway`) in one project.
     let experimental = gateway.join("experimental");
     let experimental_k8s = files_starting(&experimental, "gateway.networking.k8s.io_");
     let experimental_x = files_starting(&experimental, "gateway.networking.x-k8s.io_");
-    let kueue = module_dir(
-        "sigs.k8s.io/kueue",
-        "v0.17.0",
-        "config/components/crd/bases",
-    );
-    let external_secrets = module_dir(
-        "github.com/external-secrets/external-secrets",
-        "v0.16.2",
-        "config/crds/bases",
-    );
+    let kueue = common::go_module_source(common::KUEUE).join("config/components/crd/bases");
+    let external_secrets =
+        common::go_module_source(common::EXTERNAL_SECRETS).join("config/crds/bases");
     let corpus: [(&str, &Path); 6] = [
         ("conformance", conformance.path()),
         ("gateway-api-standard", &gateway.join("standard")),
@@ -180,11 +165,7 @@ fn without_blank_line_runs(text: &str) -> String {
 #[test]
 #[ignore = "slow: builds an imported project (Kueue's CRDs: quantities, pod templates, CEL)"]
 fn an_imported_project_builds() {
-    let kueue = module_dir(
-        "sigs.k8s.io/kueue",
-        "v0.17.0",
-        "config/components/crd/bases",
-    );
+    let kueue = common::go_module_source(common::KUEUE).join("config/components/crd/bases");
     let dir = common::scratch_dir("import-crd-build");
     let project = dir.join("imported");
     import(&kueue, &project, "").unwrap();
@@ -332,4 +313,58 @@ fn a_small_crd_imports_to_its_types_and_back() {
             format!("{root}/metadata"),
         ]
     );
+}
+
+/// `--external`: the kinds of another project's CRD as a crate of the project the import is
+/// run in, which its controller crate depends on; outside a project, refused, nothing
+/// written.
+#[test]
+fn another_projects_crd_imports_as_a_crate_of_the_project() {
+    let theirs = tempfile::tempdir().unwrap();
+    let file = theirs.path().join("tankers.yaml");
+    let text = crd_with_spec("            type: object\n")
+        .replace("bad.example.com", "other.example.org")
+        .replace("things", "tankers")
+        .replace("Thing", "Tanker")
+        .replace("thing", "tanker");
+    fs::write(&file, text).unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let error = support::run_import(&format!(
+        "crd {} {} --external",
+        file.display(),
+        outside.path().join("their-api").display()
+    ))
+    .expect_err("no project around the crate");
+    assert!(
+        format!("{error:#}").contains("--external makes a crate inside a kubebuilder-rs project"),
+        "{error:#}"
+    );
+    assert!(fs::read_dir(outside.path()).unwrap().next().is_none());
+
+    // Our project: a small CRD of our own, imported.
+    let ours = tempfile::tempdir().unwrap();
+    fs::write(
+        ours.path().join("things.yaml"),
+        crd_with_spec("            type: object\n"),
+    )
+    .unwrap();
+    let parent = tempfile::tempdir().unwrap();
+    let project = parent.path().join("imported");
+    import(ours.path(), &project, "").unwrap();
+    support::run_import(&format!(
+        "crd {} {} --external",
+        file.display(),
+        project.join("their-api").display()
+    ))
+    .unwrap();
+    let read = |path: &str| fs::read_to_string(project.join(path)).unwrap();
+    assert!(read("Cargo.toml").contains(", \"their-api\"]\n"));
+    assert!(read("Cargo.toml").contains("\ntheir-api = { path = \"their-api\" }\n"));
+    assert!(read("controller/Cargo.toml").contains("[dependencies]\ntheir-api.workspace = true\n"));
+    let version = read("their-api/src/v1/mod.rs");
+    assert!(
+        version.contains("#[kubebuilder::skip]\nmod tankers {"),
+        "{version}"
+    );
+    assert!(read("their-api/src/lib.rs").contains("pub mod v1;\n"));
 }

@@ -367,8 +367,8 @@ const OTHER_KIND: &str = "type ThingSpec struct {\n\tSize string `json:\"size\"`
 /// A project of the corpus: a Go module the Go module proxy serves (cached in Go's module
 /// cache), the packages imported, and the options the project gives controller-gen.
 struct Corpus {
-    module: &'static str,
-    version: &'static str,
+    /// The Go module and its version.
+    module: common::GoModule,
     /// controller-gen's `paths=` for the CRDs, and the import's `--paths` unless it reads
     /// its Makefile's (`controllers`).
     paths: &'static [&'static str],
@@ -402,8 +402,7 @@ struct Controllers {
 /// named `Webhook`).
 const CORPUS: [Corpus; 3] = [
     Corpus {
-        module: "sigs.k8s.io/gateway-api",
-        version: "v1.6.3",
+        module: common::GATEWAY_API,
         paths: &["./apis/..."],
         controllers: None,
         crd_options: "",
@@ -411,8 +410,7 @@ const CORPUS: [Corpus; 3] = [
         examples: &["examples"],
     },
     Corpus {
-        module: "sigs.k8s.io/kueue",
-        version: "v0.17.0",
+        module: common::KUEUE,
         paths: &["./apis/kueue/..."],
         controllers: Some(Controllers {
             paths: "./pkg/controller/...;./pkg/webhooks/...;./pkg/util/cert/...;./pkg/visibility/...",
@@ -424,8 +422,7 @@ const CORPUS: [Corpus; 3] = [
         examples: &["cmd/kueueviz/examples"],
     },
     Corpus {
-        module: "github.com/external-secrets/external-secrets",
-        version: "v0.16.2",
+        module: common::EXTERNAL_SECRETS,
         paths: &["./apis/..."],
         controllers: None,
         crd_options: "",
@@ -437,12 +434,7 @@ const CORPUS: [Corpus; 3] = [
 /// `project`'s module, copied out of the read-only module cache without the `go.work`
 /// that names modules the zip lacks.
 fn corpus_module(project: &Corpus) -> tempfile::TempDir {
-    let source = kubebuilder_envtest::assets::go_module_source(
-        &conformance_module(),
-        project.module,
-        project.version,
-    )
-    .unwrap();
+    let source = common::go_module_source(project.module);
     let copy = tempfile::tempdir().unwrap();
     common::copy_tree(&source, copy.path(), &["go.work"]);
     make_writable(copy.path());
@@ -467,7 +459,7 @@ fn make_writable(dir: &Path) {
 fn the_corpus_imports_to_controller_gens_crds() {
     for project in &CORPUS {
         let go = corpus_module(project);
-        let dir = common::scratch_dir(&format!("import-{}", project.module.replace('/', "-")));
+        let dir = common::scratch_dir(&format!("import-{}", project.module.0.replace('/', "-")));
         let imported = dir.join("imported");
         let options: Vec<String> = match project.controllers {
             Some(_) => Vec::new(),
@@ -497,8 +489,8 @@ fn the_corpus_imports_to_controller_gens_crds() {
             .sum();
         println!(
             "{}@{} ({}): {} packages, {types} types, {markers} markers",
-            project.module,
-            project.version,
+            project.module.0,
+            project.module.1,
             project.paths.join(" "),
             packages.len()
         );
@@ -506,16 +498,16 @@ fn the_corpus_imports_to_controller_gens_crds() {
         let ours = crds_in(&imported.join("config/crd/bases"));
         assert_round_trip(&theirs, &ours, FROM_CONTROLLER_GEN);
         if let Some(committed) = project.committed {
-            println!("{}: compared with {committed}", project.module);
+            println!("{}: compared with {committed}", project.module.0);
             let theirs = committed_crds(&go.path().join(committed), &ours);
             assert_round_trip(&theirs, &ours, FROM_COMMITTED);
         }
         if let Some(controllers) = &project.controllers {
-            assert_controllers_round_trip(project.module, go.path(), &imported, controllers);
+            assert_controllers_round_trip(project.module.0, go.path(), &imported, controllers);
         }
         common::set_version(
             &imported,
-            &format!("0.0.0-import-{}", project.module.replace(['/', '.'], "-")),
+            &format!("0.0.0-import-{}", project.module.0.replace(['/', '.'], "-")),
         );
         let examples: Vec<PathBuf> = project.examples.iter().map(|e| go.path().join(e)).collect();
         assert_examples_round_trip(&imported, go.path(), project.paths, &examples);

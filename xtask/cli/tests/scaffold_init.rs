@@ -172,6 +172,27 @@ fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
     ] {
         scaffold(&root, line);
     }
+    // Another project's kind from its CRD (external-secrets' ExternalSecret): its types as a
+    // crate of the workspace, a controller for it; its CRD is not this project's to write.
+    let external_secrets = common::go_module_source(common::EXTERNAL_SECRETS)
+        .join("config/crds/bases/external-secrets.io_externalsecrets.yaml");
+    cargo_kubebuilder(
+        &root,
+        &path,
+        &[
+            "import",
+            "crd",
+            external_secrets.to_str().unwrap(),
+            "external-secrets-api",
+            "--external",
+        ],
+    );
+    scaffold(
+        &root,
+        "create api --group external-secrets --version v1 --kind ExternalSecret \
+         --resource=false --external-api-path external_secrets_api::v1 \
+         --external-api-domain io",
+    );
     // Read from the sources, every scaffold's construct; the project's `xtask test` then
     // checks them against a build of its declarations binary.
     let manifests = cargo_ok(&root, &["xtask", "manifests"]);
@@ -183,6 +204,7 @@ fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
     for test in [
         "armada_controller",
         "escort_ship_controller",
+        "external_secret_controller",
         "frigate_controller",
         "memcached_controller",
         "memcached_webhook",

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
+use super::external;
 use super::project::{self, GoProject, Target};
 use super::rust;
 use crate::scaffold::project::CrdOptions;
@@ -24,18 +25,25 @@ pub struct Args {
     /// (`*.yaml`, `*.yml`; documents that are not CRDs, such as a `kustomization.yaml`, are
     /// passed over).
     pub input: PathBuf,
-    /// The new Rust project's directory (created; if it exists, it must be empty).
+    /// The new Rust project's directory, or with `--external` the new crate's (created; if
+    /// it exists, it must be empty).
     pub dir: PathBuf,
-    /// The project's name (default: the directory's name).
+    /// The project's name, or the crate's (default: the directory's name).
     #[arg(long)]
     pub name: Option<String>,
     /// Use the kubebuilder crates of the checkout at this path instead of crates.io.
-    #[arg(long, value_name = "CHECKOUT")]
+    #[arg(long, value_name = "CHECKOUT", conflicts_with = "external")]
     pub local: Option<PathBuf>,
     /// The project's domain (default: the longest suffix the CRDs' groups share that leaves
     /// each a name of its own).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "external")]
     pub domain: Option<String>,
+    /// The kinds are another project's, which a controller of the kubebuilder-rs project
+    /// around DIR uses: their types as a crate of that project's workspace (a dependency of
+    /// its controller crate) whose kinds register no CRD, for `create api --resource=false
+    /// --external-api-path`, instead of a new project.
+    #[arg(long)]
+    pub external: bool,
 }
 
 /// One CRD document and the file it was read from.
@@ -68,6 +76,9 @@ pub fn run(args: &Args) -> Result<()> {
     };
     let project = args.domain.clone().map(GoProject::with_domain);
     let imported = project::translate(read.model, project, options, &args.input)?;
+    if args.external {
+        return write_external(args, &imported, read.types);
+    }
     let made = project::write(
         &Target {
             dir: &args.dir,
@@ -88,6 +99,35 @@ pub fn run(args: &Args) -> Result<()> {
         made.display(),
         args.dir.display()
     );
+    Ok(())
+}
+
+/// The crate of another project's kinds, then the `create api` line of each.
+fn write_external(args: &Args, imported: &project::Imported, types: usize) -> Result<()> {
+    let made = external::write(&args.dir, args.name.as_deref(), imported)?;
+    let module = made.name.replace('-', "_");
+    eprintln!(
+        "import crd: {} kinds in {} group versions, {types} types, in the crate {} ({}), a \
+         dependency of {}'s controller crate. A controller for one of them:",
+        imported.kinds().count(),
+        imported.version_count(),
+        made.name,
+        made.dir,
+        made.root.display()
+    );
+    for (version, kind) in imported.kinds() {
+        let (group, domain) = version
+            .group
+            .split_once('.')
+            .unwrap_or((version.group.as_str(), ""));
+        let path = project::version_module(&version.group, &version.version, imported.multigroup)
+            .replacen("crate", &module, 1);
+        eprintln!(
+            "  cargo xtask create api --group {group} --version {} --kind {} --resource=false \
+             --external-api-path {path} --external-api-domain {domain}",
+            version.version, kind.kind
+        );
+    }
     Ok(())
 }
 

@@ -41,16 +41,16 @@ pub struct Target<'a> {
 /// What the source declares, translated.
 pub struct Imported {
     /// The API packages, by group and version.
-    versions: Vec<Version>,
+    pub(super) versions: Vec<Version>,
     /// The packages that are no API version but whose types the API versions name, each
     /// with its module in the crate (`meta::v1`).
     shared: Vec<(String, Version)>,
     /// The module of the Kubernetes named types the API uses (`api/src/kubernetes.rs`).
-    kubernetes: Option<String>,
+    pub(super) kubernetes: Option<String>,
     /// The domain of the groups (`<group>.<domain>`).
     domain: String,
     /// Whether the versions go under their groups (`api/src/<group>/<version>/`).
-    multigroup: bool,
+    pub(super) multigroup: bool,
     /// The Go project's PROJECT file, when it has one.
     project: Option<GoProject>,
     /// The RBAC rules of each controller file (its stem), as Rust attributes.
@@ -210,14 +210,22 @@ fn report_skipped(model: &Model) {
 fn version_modules(api: &BTreeMap<&str, (String, String)>, multigroup: bool) -> rust::Modules {
     api.iter()
         .map(|(path, (group, version))| {
-            let module = if multigroup {
-                format!("crate::{}::{version}", layout::group_module_name(group))
-            } else {
-                format!("crate::{version}")
-            };
-            ((*path).to_owned(), module)
+            (
+                (*path).to_owned(),
+                version_module(group, version, multigroup),
+            )
         })
         .collect()
+}
+
+/// The module of `group`'s `version`: `crate::v1`, or `crate::<group>::v1` in the
+/// multigroup layout.
+pub(super) fn version_module(group: &str, version: &str, multigroup: bool) -> String {
+    if multigroup {
+        format!("crate::{}::{version}", layout::group_module_name(group))
+    } else {
+        format!("crate::{version}")
+    }
 }
 
 /// The Rust of the model's packages.

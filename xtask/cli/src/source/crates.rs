@@ -16,7 +16,9 @@ use crate::manifests::DECLARATIONS_PACKAGE;
 const FACADE: &str = "kubebuilder";
 
 /// The crates the declarations binary of the workspace at `root` links for their
-/// declarations, with what their sources call their dependencies.
+/// declarations, with what their sources call their dependencies: its path dependencies
+/// (`api`, `controller`), and theirs that depend on the `kubebuilder` crate (a crate of
+/// another project's kinds that `import crd --external` made, which the controller uses).
 pub fn declarations_crates(root: &Path) -> Result<Vec<Crate>, DeferToBuild> {
     let workspace = Manifest::read(&root.join("Cargo.toml"))?;
     let binary_dir = workspace.member(root, DECLARATIONS_PACKAGE)?;
@@ -27,8 +29,12 @@ pub fn declarations_crates(root: &Path) -> Result<Vec<Crate>, DeferToBuild> {
         packages(&binary_dependencies),
     )];
     let mut crates = Vec::new();
-    for dependency in binary_dependencies {
-        if FRAMEWORK_CRATES.contains(&dependency.package.as_str()) {
+    let mut pending: Vec<Dependency> = binary_dependencies.into_iter().rev().collect();
+    while let Some(dependency) = pending.pop() {
+        let read = declared
+            .iter()
+            .any(|(package, _)| *package == dependency.package);
+        if read || FRAMEWORK_CRATES.contains(&dependency.package.as_str()) {
             continue;
         }
         let Some(dir) = dependency.path else {
@@ -41,9 +47,21 @@ pub fn declarations_crates(root: &Path) -> Result<Vec<Crate>, DeferToBuild> {
         let dependencies = manifest.dependencies(&dir, &workspace, root)?;
         crates.push(manifest.library(&dir, &dependencies)?);
         declared.push((dependency.package, packages(&dependencies)));
+        pending.extend(dependencies.into_iter().filter(|d| {
+            d.path
+                .as_deref()
+                .is_some_and(|dir| declares_with(dir, &workspace, root))
+        }));
     }
     check_lock(root, &declared)?;
     Ok(crates)
+}
+
+/// Whether the crate at `dir` depends on the `kubebuilder` crate, which declares.
+fn declares_with(dir: &Path, workspace: &Manifest, root: &Path) -> bool {
+    Manifest::read(&dir.join("Cargo.toml"))
+        .and_then(|manifest| manifest.dependencies(dir, workspace, root))
+        .is_ok_and(|dependencies| dependencies.iter().any(|d| d.package == FACADE))
 }
 
 fn packages(dependencies: &[Dependency]) -> Vec<String> {

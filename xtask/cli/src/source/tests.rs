@@ -343,3 +343,47 @@ fn a_dependency_the_lock_file_lacks_defers_to_the_build() {
         "{reason}"
     );
 }
+
+/// A crate of another project's kinds (`import crd --external`), which `api` depends on by
+/// path: read too, its `#[kubebuilder::skip]` kinds registering no CRD.
+#[test]
+fn a_path_crate_of_another_projects_kinds_is_read_and_registers_none() {
+    let dir = tempfile::tempdir().unwrap();
+    let crate_of_theirs = "\n[[package]]\nname = \"their-api\"\ndependencies = [\"kubebuilder\"]\n";
+    workspace(
+        dir.path(),
+        "kubebuilder.workspace = true\ntheir-api = { path = \"../their-api\" }\n",
+        crate_of_theirs,
+    );
+    let lock = fs::read_to_string(dir.path().join("Cargo.lock"))
+        .unwrap()
+        .replace(
+            "dependencies = [\"k8s-openapi\", \"kubebuilder\"]",
+            "dependencies = [\"k8s-openapi\", \"kubebuilder\", \"their-api\"]",
+        );
+    fs::write(dir.path().join("Cargo.lock"), lock).unwrap();
+    fs::create_dir_all(dir.path().join("their-api/src")).unwrap();
+    fs::write(
+        dir.path().join("their-api/Cargo.toml"),
+        "[package]\nname = \"their-api\"\n\n[dependencies]\nkubebuilder.workspace = true\n",
+    )
+    .unwrap();
+    let theirs = KIND
+        .replace("ship.example.com", "other.example.org")
+        .replace("Frigate", "Tanker");
+    fs::write(
+        dir.path().join("their-api/src/lib.rs"),
+        format!("#[kubebuilder::skip]\npub mod v1 {{\n//! Theirs.\n{theirs}}}\n"),
+    )
+    .unwrap();
+    let crates = declarations_crates(dir.path()).unwrap_or_else(|e| panic!("{e}"));
+    let names: Vec<&str> = crates.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["api", "their_api"]);
+    let declarations = read(dir.path(), &crd::Options::default()).unwrap_or_else(|e| panic!("{e}"));
+    let crds: Vec<&str> = declarations
+        .crds
+        .iter()
+        .filter_map(|crd| crd.metadata.name.as_deref())
+        .collect();
+    assert_eq!(crds, ["frigates.ship.example.com"]);
+}

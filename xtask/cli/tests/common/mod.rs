@@ -25,6 +25,24 @@ use kubebuilder_cli::scaffold::{self, CreateCommand, plan_create};
 use kubebuilder_cli::{Cli, Command};
 use serde_json::Value;
 
+/// A Go module of the import tests' corpus: its path and version (from the module proxy).
+pub type GoModule = (&'static str, &'static str);
+
+/// The Gateway API: five versions, CEL rules everywhere, kinds declared as others'.
+pub const GATEWAY_API: GoModule = ("sigs.k8s.io/gateway-api", "v1.6.3");
+/// Kueue: three versions, conversion, pod templates, controllers with webhooks.
+pub const KUEUE: GoModule = ("sigs.k8s.io/kueue", "v0.17.0");
+/// external-secrets: two groups and a shared types package; its kinds are also the
+/// external kinds a new project's controller imports (`scaffold_init`).
+pub const EXTERNAL_SECRETS: GoModule = ("github.com/external-secrets/external-secrets", "v0.16.2");
+
+/// The source directory of `module` (downloaded into Go's module cache if needed).
+pub fn go_module_source((module, version): GoModule) -> PathBuf {
+    let resolver = repo_root().join("macros/tests/conformance/go");
+    kubebuilder_envtest::assets::go_module_source(&resolver, module, version)
+        .unwrap_or_else(|error| panic!("downloading {module}@{version}: {error:#}"))
+}
+
 /// This repository's root (this crate is `xtask/cli`).
 pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -14,12 +14,17 @@ use super::common;
 /// `import <source> <input> <dir> --local <this checkout> <options>` (`source`: `go` or
 /// `crd`) as `cargo kubebuilder` runs it.
 pub fn import(source: &str, input: &Path, dir: &Path, options: &str) -> anyhow::Result<()> {
-    let line = format!(
-        "import {source} {} {} --local {} {options}",
+    run_import(&format!(
+        "{source} {} {} --local {} {options}",
         input.display(),
         dir.display(),
         common::repo_root().display()
-    );
+    ))
+}
+
+/// `import <args>` as `cargo kubebuilder` runs it.
+pub fn run_import(args: &str) -> anyhow::Result<()> {
+    let line = format!("import {args}");
     let kubebuilder_cli::Command::Scaffold(kubebuilder_cli::scaffold::Command::Import { command }) =
         common::parse(&line)
     else {

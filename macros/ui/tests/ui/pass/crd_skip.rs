@@ -2,6 +2,8 @@
 //! version, while their code works as usual.
 #[kubebuilder::skip]
 pub mod v1alpha1 {
+    //! Documented inside, as a module of its own file is (its doc stays the module's).
+
     /// Spec.
     #[kubebuilder::resource(group = "example.kubebuilder.io", version = "v1alpha1", kind = "Draft")]
     pub struct DraftSpec {
