@@ -10,9 +10,9 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::os::unix::process::CommandExt as _;
+use std::os::unix::process::{CommandExt as _, ExitStatusExt as _};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -68,6 +68,9 @@ pub struct Outcome {
     pub status: String,
     /// From its start to its end.
     pub elapsed: Duration,
+    /// The CPU time (user and system) of its processes and those they waited for: what it
+    /// costs the machine, whatever ran beside it.
+    pub cpu: Duration,
     /// Everything it printed, standard output and error in the order written.
     pub output: String,
 }
@@ -121,16 +124,22 @@ fn run_one(mut job: Job, log_dir: &Path) -> Outcome {
     let log = log_dir.join(format!("{}.log", file_name(&job.name)));
     eprintln!("xtask: started {}", job.name);
     let started = Instant::now();
+    let mut cpu = Duration::ZERO;
     let mut failure = File::create(&log)
         .err()
         .map(|error| format!("creating {}: {error}", log.display()));
     if failure.is_none() {
         for command in &mut job.commands {
             let status = spawn_logged(command, job.lane, &job.name, &log)
-                .and_then(|mut child| Ok(child.wait()?));
+                .and_then(|child| Ok(wait_with_cpu(&child)?));
             let failed = match status {
-                Ok(status) if status.success() => continue,
-                Ok(status) => status.to_string(),
+                Ok((status, used)) => {
+                    cpu += used;
+                    if status.success() {
+                        continue;
+                    }
+                    status.to_string()
+                }
                 Err(error) => format!("{error:#}"),
             };
             failure.get_or_insert(failed);
@@ -147,8 +156,37 @@ fn run_one(mut job: Job, log_dir: &Path) -> Outcome {
         passed,
         status,
         elapsed: started.elapsed(),
+        cpu,
         output,
     }
+}
+
+/// Waits for `child`; its exit status and the CPU time it and the processes it waited for
+/// used (`wait4`'s resource usage).
+fn wait_with_cpu(child: &std::process::Child) -> std::io::Result<(ExitStatus, Duration)> {
+    let pid = libc::pid_t::try_from(child.id()).map_err(std::io::Error::other)?;
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill in.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `pid` is our child, not yet reaped (`Child::wait` was not called); the
+        // pointers are to live locals.
+        if unsafe { libc::wait4(pid, &mut status, 0, &mut usage) } == pid {
+            break;
+        }
+        let error = std::io::Error::last_os_error();
+        if error.kind() != std::io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+    let time = |t: libc::timeval| {
+        Duration::from_secs(u64::try_from(t.tv_sec).unwrap_or(0))
+            + Duration::from_micros(u64::try_from(t.tv_usec).unwrap_or(0))
+    };
+    Ok((
+        ExitStatus::from_raw(status),
+        time(usage.ru_utime) + time(usage.ru_stime),
+    ))
 }
 
 /// Starts `command` of job `name`, its output appended to `log`.
@@ -217,11 +255,11 @@ pub fn print_outcome(outcome: &Outcome) {
     );
 }
 
-/// The outcomes as a table, the longest first: job, lane, result, seconds.
+/// The outcomes as a table, the longest first: job, lane, result, seconds, CPU seconds.
 pub fn table(outcomes: &[Outcome]) -> String {
     let mut sorted: Vec<&Outcome> = outcomes.iter().collect();
     sorted.sort_by_key(|outcome| std::cmp::Reverse(outcome.elapsed));
-    let rows: Vec<[String; 4]> = sorted
+    let rows: Vec<[String; 5]> = sorted
         .iter()
         .map(|outcome| {
             [
@@ -232,10 +270,11 @@ pub fn table(outcomes: &[Outcome]) -> String {
                 },
                 if outcome.passed { "passed" } else { "FAILED" }.to_owned(),
                 format!("{:.1}", outcome.elapsed.as_secs_f64()),
+                format!("{:.1}", outcome.cpu.as_secs_f64()),
             ]
         })
         .collect();
-    crate::report::table(&["job", "lane", "result", "seconds"], &rows)
+    crate::report::table(&["job", "lane", "result", "seconds", "CPU seconds"], &rows)
 }
 
 /// The log directory of a command's jobs: `<target>/xtask-logs/<command>`.
@@ -288,6 +327,38 @@ mod tests {
         );
         assert_eq!(outcomes[0].status, "exit status: 3");
         assert!(dir.path().join("waits.log").is_file());
+    }
+
+    #[test]
+    fn a_jobs_cpu_time_is_its_processes_and_theirs() {
+        let dir = tempfile::tempdir().unwrap();
+        // A child of the job's shell spins for about half a second; a sleep costs nothing.
+        let jobs = vec![
+            Job::new(
+                "spins",
+                Lane::Busy,
+                shell(
+                    "sh -c 'end=$(($(date +%s%N) + 500000000)); while [ $(date +%s%N) -lt $end ]; do :; done'",
+                ),
+            ),
+            Job::new("sleeps", Lane::Waiting, shell("sleep 0.5")),
+        ];
+        let slots = Slots {
+            waiting: 1,
+            busy: 1,
+        };
+        let mut outcomes = run(jobs, slots, dir.path()).unwrap();
+        outcomes.sort_by(|a, b| a.name.cmp(&b.name));
+        assert!(
+            outcomes[0].cpu < Duration::from_millis(100),
+            "{:?}",
+            outcomes[0]
+        );
+        assert!(
+            outcomes[1].cpu >= Duration::from_millis(300),
+            "{:?}",
+            outcomes[1]
+        );
     }
 
     #[test]
