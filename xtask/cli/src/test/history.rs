@@ -1,9 +1,11 @@
-//! How long each busy job of a project took in its last run, kept in the cache so that the
-//! next run starts the longest first. Two slots take the busy jobs in turn, and a long job
-//! started late runs on alone at the end while the other core waits: the longest first
-//! (given the last run's times) ends the lane soonest. Without a record (a new machine, a
-//! new job), the jobs keep the order `jobs_of` gives them, a new job ahead of the known
-//! ones (it may be long).
+//! How much CPU each busy job of a project used in its last run, kept in the cache so that
+//! the next run starts the costliest first. The machine is busy for the whole run, so what
+//! decides its length is the work left when the waiting tests and the other suites are
+//! done: little work in short jobs then (the checks, which wait on cargo's locks when they
+//! run early and take seconds when they run last), the builds of whole workspaces before
+//! (their waits on a control plane are filled by the other work). Without a record (a new
+//! machine, a new job), the jobs keep the order `jobs_of` gives them, a new job ahead of
+//! the known ones (it may be costly).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -13,7 +15,7 @@ use kubebuilder_envtest::assets;
 use super::jobs::{Job, Lane, Outcome};
 use crate::scaffold::project::{self, Project};
 
-/// The last run's seconds of each busy job of one project.
+/// The CPU seconds each busy job of one project used in its last run.
 pub struct History {
     file: PathBuf,
     seconds: BTreeMap<String, f64>,
@@ -49,8 +51,9 @@ impl History {
     }
 
     /// `jobs` with the busy ones reordered: those without a record first, as given, then
-    /// the others by their last time, the longest first. Waiting jobs keep their order.
-    pub fn longest_busy_first(&self, jobs: Vec<Job>) -> Vec<Job> {
+    /// the others by the CPU they used last time, the most first. Waiting jobs keep their
+    /// order.
+    pub fn costliest_busy_first(&self, jobs: Vec<Job>) -> Vec<Job> {
         let (waiting, mut busy): (Vec<Job>, Vec<Job>) =
             jobs.into_iter().partition(|job| job.lane == Lane::Waiting);
         // Stable: equal keys keep their order.
@@ -66,13 +69,13 @@ impl History {
         waiting.into_iter().chain(busy).collect()
     }
 
-    /// Records the busy jobs' times of this run (those of jobs that did not run are kept).
+    /// Records the busy jobs' CPU time in this run (those of jobs that did not run are kept).
     /// A cache that cannot be written is said and passed over: the order is an
     /// optimisation.
     pub fn record(mut self, outcomes: &[Outcome]) {
         for outcome in outcomes.iter().filter(|o| o.lane == Lane::Busy) {
             self.seconds
-                .insert(outcome.name.clone(), outcome.elapsed.as_secs_f64());
+                .insert(outcome.name.clone(), outcome.cpu.as_secs_f64());
         }
         let text: String = self
             .seconds
@@ -109,7 +112,7 @@ mod tests {
     }
 
     #[test]
-    fn busy_jobs_run_the_longest_first_after_the_new_ones() {
+    fn busy_jobs_run_the_costliest_first_after_the_new_ones() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("project.tsv");
         std::fs::write(
@@ -126,7 +129,7 @@ mod tests {
             job("long", Lane::Busy),
         ];
         assert_eq!(
-            names(&history.longest_busy_first(jobs)),
+            names(&history.costliest_busy_first(jobs)),
             ["waits", "new", "long", "middle", "short"]
         );
     }
@@ -141,8 +144,8 @@ mod tests {
             lane,
             passed: true,
             status: String::new(),
-            elapsed: Duration::from_secs(seconds),
-            cpu: Duration::ZERO,
+            elapsed: Duration::ZERO,
+            cpu: Duration::from_secs(seconds),
             output: String::new(),
         };
         history.record(&[

@@ -95,7 +95,7 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
     let history = History::of(&root);
     let jobs = phases.time("listing the slow tests", || {
         jobs_of(&root, &built, &tools, &build_args, &test_args)
-            .map(|jobs| history.longest_busy_first(jobs))
+            .map(|jobs| history.costliest_busy_first(jobs))
     })?;
     let mut outcomes = phases.time("the tests and checks, side by side", || {
         let slots = Slots {
