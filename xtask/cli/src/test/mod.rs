@@ -10,7 +10,6 @@
 //! warning of the build fails the run there, as `cargo clippy -- -D warnings` would.
 
 pub mod binaries;
-mod history;
 pub mod jobs;
 
 use std::path::{Path, PathBuf};
@@ -20,7 +19,6 @@ use anyhow::{Context, Result, bail};
 use kubebuilder_envtest::{ControlPlane, assets};
 
 use self::binaries::{Built, TestBinary};
-use self::history::History;
 use self::jobs::{Job, Lane, Slots};
 use crate::manifests::DECLARATIONS_PACKAGE;
 use crate::report::Phases;
@@ -92,10 +90,8 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
     let built = phases.time("the test build (every target, every feature)", || {
         binaries::build(&root, &build_args)
     })?;
-    let history = History::of(&root);
     let jobs = phases.time("listing the slow tests", || {
         jobs_of(&root, &built, &tools, &build_args, &test_args)
-            .map(|jobs| history.costliest_busy_first(jobs))
     })?;
     let mut outcomes = phases.time("the tests and checks, side by side", || {
         let slots = Slots {
@@ -104,7 +100,6 @@ fn run_phases(args: &Args, phases: &mut Phases) -> Result<()> {
         };
         jobs::run(jobs, slots, &jobs::log_dir(&root, "test"))
     })?;
-    history.record(&outcomes);
     let lints = lints_outcome(&built);
     jobs::print_outcome(&lints);
     outcomes.push(lints);
@@ -194,9 +189,6 @@ fn jobs_of(
         })
         .collect();
     let mut slow = Vec::new();
-    // By name: cargo reports the executables in the order their builds end.
-    let mut ours = ours;
-    ours.sort_by_key(|binary| binary.name());
     for binary in ours {
         if binary.ignored_tests()? > 0 {
             let mut command = with_tools(binary.command());
