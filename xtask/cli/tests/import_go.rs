@@ -102,9 +102,7 @@ fn committed_crds(dir: &Path, ours: &BTreeMap<String, Value>) -> BTreeMap<String
         .collect();
     yaml_files(dir)
         .iter()
-        .flat_map(|file| {
-            serde_saphyr::from_multiple::<Value>(&fs::read_to_string(file).unwrap()).unwrap()
-        })
+        .flat_map(|file| support::yaml_documents(file))
         .filter(|doc| {
             doc["kind"] == "CustomResourceDefinition"
                 && groups.contains(doc["spec"]["group"].as_str().unwrap_or_default())
@@ -549,9 +547,7 @@ fn assert_controllers_round_trip(
         let documents = |pairs: &mut dyn Iterator<Item = (&str, PathBuf)>| {
             pairs
                 .flat_map(|(what, path)| {
-                    let text = fs::read_to_string(&path).unwrap();
-                    serde_saphyr::from_multiple::<Value>(&text)
-                        .unwrap()
+                    support::yaml_documents(&path)
                         .into_iter()
                         .map(move |doc| (document_name(what, &doc), keyed_rules(doc)))
                 })
@@ -1096,13 +1092,9 @@ fn the_go_webhook_markers_are_the_webhooks_controller_gen_writes() {
     import(go.path(), &project, "").unwrap();
 
     let output_dir = support::controller_gen(go.path(), "webhook", "webhook", "./...");
-    let documents = |path: &Path| -> Vec<Value> {
-        let text = fs::read_to_string(path).unwrap();
-        serde_saphyr::from_multiple(&text).unwrap()
-    };
     assert_eq!(
-        documents(&project.join("config/webhook/manifests.yaml")),
-        documents(&output_dir.path().join("manifests.yaml"))
+        support::yaml_documents(&project.join("config/webhook/manifests.yaml")),
+        support::yaml_documents(&output_dir.path().join("manifests.yaml"))
     );
 
     // The validator's rule (a subresource too) is the marker's own, not `for = Thing`'s;

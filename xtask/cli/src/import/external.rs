@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use super::project::{Imported, version_module};
+use super::project::{Imported, new_directory, version_module};
 use super::rust;
 use crate::scaffold::plan::Plan;
 use crate::scaffold::project;
@@ -30,16 +30,7 @@ pub struct Made {
 /// Makes the crate of `imported` at `dir` (created; if it exists, it must be empty), a
 /// member of the kubebuilder-rs project it lies in, which its controller crate depends on.
 pub fn write(dir: &Path, name: Option<&str>, imported: &Imported) -> Result<Made> {
-    let target =
-        std::path::absolute(dir).with_context(|| format!("resolving {}", dir.display()))?;
-    if target.exists()
-        && std::fs::read_dir(&target)
-            .with_context(|| format!("reading {}", target.display()))?
-            .next()
-            .is_some()
-    {
-        bail!("{} exists and is not empty", target.display());
-    }
+    let target = new_directory(dir)?;
     let root = target
         .ancestors()
         .skip(1)
@@ -134,11 +125,6 @@ fn add_to_workspace(plan: &mut Plan, name: &str, relative: &str) -> Result<()> {
 fn write_sources(plan: &mut Plan, relative: &str, name: &str, imported: &Imported) -> Result<()> {
     let groups: BTreeSet<&str> = imported.versions.iter().map(|v| v.group.as_str()).collect();
     let groups: Vec<&str> = groups.into_iter().collect();
-    let uses_json = imported
-        .versions
-        .iter()
-        .flat_map(|v| &v.files)
-        .any(|(_, source)| source.contains("serde_json::"));
     plan.write(
         &format!("{relative}/Cargo.toml"),
         format!(
@@ -148,7 +134,7 @@ fn write_sources(plan: &mut Plan, relative: &str, name: &str, imported: &Importe
              controllers use and whose CRDs it does not own.\"\n\n[dependencies]\n\
              k8s-openapi.workspace = true\nkubebuilder.workspace = true\n{}",
             groups.join(", "),
-            if uses_json {
+            if imported.uses_json() {
                 "serde_json.workspace = true\n"
             } else {
                 ""

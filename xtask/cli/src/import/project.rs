@@ -100,6 +100,16 @@ impl Imported {
             .flat_map(|version| version.kinds.iter().map(move |kind| (version, kind)))
     }
 
+    /// Whether the imported types hold JSON as it is (Go's `interface{}`, types that
+    /// marshal themselves): their crate depends on serde_json.
+    pub(super) fn uses_json(&self) -> bool {
+        self.versions
+            .iter()
+            .chain(self.shared.iter().map(|(_, version)| version))
+            .flat_map(|v| &v.files)
+            .any(|(_, source)| source.contains("serde_json::"))
+    }
+
     /// The kinds, by the names a webhook rule matches.
     fn own_kinds(&self) -> Vec<webhooks::OwnKind> {
         self.kinds()
@@ -566,16 +576,7 @@ fn domain(
 /// Makes the project in a staging directory beside `to.dir`, then renames it into
 /// place.
 pub fn write(to: &Target<'_>, imported: &Imported) -> Result<PathBuf> {
-    let target =
-        std::path::absolute(to.dir).with_context(|| format!("resolving {}", to.dir.display()))?;
-    if target.exists()
-        && fs::read_dir(&target)
-            .with_context(|| format!("reading {}", target.display()))?
-            .next()
-            .is_some()
-    {
-        bail!("{} exists and is not empty", target.display());
-    }
+    let target = new_directory(to.dir)?;
     let name = match (to.name, &imported.project) {
         (Some(name), _) => name.to_owned(),
         (None, Some(project)) if !project.project_name.is_empty() => project.project_name.clone(),
@@ -609,6 +610,22 @@ pub fn write(to: &Target<'_>, imported: &Imported) -> Result<PathBuf> {
             Err(error)
         }
     }
+}
+
+/// `dir` as an absolute path, where an import may make something: it does not exist, or
+/// it is empty.
+pub(super) fn new_directory(dir: &Path) -> Result<PathBuf> {
+    let target =
+        std::path::absolute(dir).with_context(|| format!("resolving {}", dir.display()))?;
+    if target.exists()
+        && fs::read_dir(&target)
+            .with_context(|| format!("reading {}", target.display()))?
+            .next()
+            .is_some()
+    {
+        bail!("{} exists and is not empty", target.display());
+    }
+    Ok(target)
 }
 
 /// `init`, `create api` for every kind, the imported types and RBAC, then `manifests`.
@@ -677,13 +694,7 @@ fn make(root: &Path, name: &str, to: &Target<'_>, imported: &Imported) -> Result
     if let Some(kubernetes) = &imported.kubernetes {
         write_kubernetes_module(&mut plan, kubernetes)?;
     }
-    let uses_json = imported
-        .versions
-        .iter()
-        .chain(imported.shared.iter().map(|(_, version)| version))
-        .flat_map(|v| &v.files)
-        .any(|(_, source)| source.contains("serde_json::"));
-    if uses_json {
+    if imported.uses_json() {
         depend_on_serde_json(&mut plan)?;
     }
     write_rbac(&mut plan, &project, imported)?;
@@ -811,7 +822,7 @@ fn depend_on_serde_json(plan: &mut Plan) -> Result<()> {
 }
 
 /// `batch` of `batch.tutorial.kubebuilder.io` in domain `tutorial.kubebuilder.io`.
-fn short_group(group: &str, domain: &str) -> String {
+pub(super) fn short_group(group: &str, domain: &str) -> String {
     group
         .strip_suffix(&format!(".{domain}"))
         .unwrap_or(group)

@@ -13,8 +13,9 @@ use anyhow::{Context, Result, bail};
 use serde_json::Value;
 
 use super::markers::fields_of;
+use super::project::short_group;
 use super::rust::upper_camel;
-use crate::scaffold;
+use crate::scaffold::{self, names};
 
 /// A kind the import makes, by the names a webhook rule matches.
 pub struct OwnKind {
@@ -39,28 +40,22 @@ const EXTERNAL_MODULE: &str = "external_webhooks";
 /// scaffolded, the others declared in [`EXTERNAL_MODULE`]. Returns how many are declared
 /// there.
 pub fn create(root: &Path, domain: &str, kinds: &[OwnKind], markers: &[Marker]) -> Result<usize> {
-    let mut by_kind: BTreeMap<(&str, &str, &str), Vec<&Value>> = BTreeMap::new();
+    // By the kind's place in `kinds`.
+    let mut by_kind: BTreeMap<usize, Vec<&Value>> = BTreeMap::new();
     let mut external = Vec::new();
     for (webhook, file) in markers {
-        let found = kinds.iter().find(|kind| {
+        let found = kinds.iter().position(|kind| {
             strings(webhook, "Groups").contains(&kind.group.as_str())
                 && strings(webhook, "Versions").contains(&kind.version.as_str())
                 && strings(webhook, "Resources").contains(&kind.plural.as_str())
         });
         match found {
-            Some(kind) => by_kind
-                .entry((&kind.group, &kind.version, &kind.kind))
-                .or_default()
-                .push(webhook),
+            Some(at) => by_kind.entry(at).or_default().push(webhook),
             None => external.push((webhook, file.as_str())),
         }
     }
-    for ((group, version, kind), webhooks) in by_kind {
-        let own = kinds
-            .iter()
-            .find(|own| own.group == group && own.version == version && own.kind == kind)
-            .expect("the kind the webhooks were found for");
-        scaffold_webhooks(root, domain, own, &webhooks)?;
+    for (at, webhooks) in by_kind {
+        scaffold_webhooks(root, domain, &kinds[at], &webhooks)?;
     }
     if !external.is_empty() {
         write_external(root, &external)?;
@@ -94,11 +89,7 @@ fn scaffold_webhooks(root: &Path, domain: &str, kind: &OwnKind, webhooks: &[&Val
     }
     let args = scaffold::create_webhook::Args {
         kind: scaffold::KindArgs {
-            group: kind
-                .group
-                .strip_suffix(&format!(".{domain}"))
-                .unwrap_or(&kind.group)
-                .to_owned(),
+            group: short_group(&kind.group, domain),
             version: kind.version.clone(),
             kind: kind.kind.clone(),
         },
@@ -129,17 +120,7 @@ fn is_mutating(webhook: &Value) -> bool {
 /// Whether the webhook's rule and path are those `for = Kind` gives: the kind's group,
 /// version and resource, and kubebuilder's path.
 fn is_for(kind: &OwnKind, webhook: &Value) -> bool {
-    let path = format!(
-        "/{}-{}-{}-{}",
-        if is_mutating(webhook) {
-            "mutate"
-        } else {
-            "validate"
-        },
-        kind.group.replace('.', "-"),
-        kind.version,
-        kind.kind.to_lowercase()
-    );
+    let path = names::webhook_path(is_mutating(webhook), &kind.group, &kind.version, &kind.kind);
     strings(webhook, "Groups") == [kind.group.as_str()]
         && strings(webhook, "Versions") == [kind.version.as_str()]
         && strings(webhook, "Resources") == [kind.plural.as_str()]

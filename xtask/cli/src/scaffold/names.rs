@@ -30,6 +30,17 @@ pub fn sample_name(group: &str, version: &str, kind: &str) -> String {
     format!("{group}_{version}_{}.yaml", kind.to_lowercase())
 }
 
+/// The webhook path kubebuilder derives for `kind` of API group `api_group`:
+/// `/<mutate|validate>-<group with dashes>-<version>-<kind in lower case>`.
+pub fn webhook_path(mutating: bool, api_group: &str, version: &str, kind: &str) -> String {
+    format!(
+        "/{}-{}-{version}-{}",
+        if mutating { "mutate" } else { "validate" },
+        api_group.replace('.', "-"),
+        kind.to_lowercase()
+    )
+}
+
 impl Kind {
     /// The API group: `ship.example.com`.
     pub fn full_group(&self) -> String {
@@ -51,15 +62,9 @@ impl Kind {
         sample_name(&self.group, &self.version, &self.kind)
     }
 
-    /// The webhook path kubebuilder derives: `/<mutate|validate>-<group with dashes>-<version>-<kind>`.
+    /// The webhook path kubebuilder derives ([`webhook_path`]).
     pub fn webhook_path(&self, mutating: bool) -> String {
-        format!(
-            "/{}-{}-{}-{}",
-            if mutating { "mutate" } else { "validate" },
-            self.full_group().replace('.', "-"),
-            self.version,
-            self.lower()
-        )
+        webhook_path(mutating, &self.full_group(), &self.version, &self.kind)
     }
 }
 

@@ -29,8 +29,14 @@ pub fn declarations_crates(root: &Path) -> Result<Vec<Crate>, DeferToBuild> {
         packages(&binary_dependencies),
     )];
     let mut crates = Vec::new();
-    let mut pending: Vec<Dependency> = binary_dependencies.into_iter().rev().collect();
-    while let Some(dependency) = pending.pop() {
+    // Each with whether the binary names it (read whatever it depends on) or a crate read
+    // does (read when it depends on the facade).
+    let mut pending: Vec<(Dependency, bool)> = binary_dependencies
+        .into_iter()
+        .rev()
+        .map(|dependency| (dependency, true))
+        .collect();
+    while let Some((dependency, direct)) = pending.pop() {
         let read = declared
             .iter()
             .any(|(package, _)| *package == dependency.package);
@@ -45,23 +51,20 @@ pub fn declarations_crates(root: &Path) -> Result<Vec<Crate>, DeferToBuild> {
         };
         let manifest = Manifest::read(&dir.join("Cargo.toml"))?;
         let dependencies = manifest.dependencies(&dir, &workspace, root)?;
+        if !direct && !dependencies.iter().any(|d| d.package == FACADE) {
+            continue;
+        }
         crates.push(manifest.library(&dir, &dependencies)?);
         declared.push((dependency.package, packages(&dependencies)));
-        pending.extend(dependencies.into_iter().filter(|d| {
-            d.path
-                .as_deref()
-                .is_some_and(|dir| declares_with(dir, &workspace, root))
-        }));
+        pending.extend(
+            dependencies
+                .into_iter()
+                .filter(|d| d.path.is_some())
+                .map(|d| (d, false)),
+        );
     }
     check_lock(root, &declared)?;
     Ok(crates)
-}
-
-/// Whether the crate at `dir` depends on the `kubebuilder` crate, which declares.
-fn declares_with(dir: &Path, workspace: &Manifest, root: &Path) -> bool {
-    Manifest::read(&dir.join("Cargo.toml"))
-        .and_then(|manifest| manifest.dependencies(dir, workspace, root))
-        .is_ok_and(|dependencies| dependencies.iter().any(|d| d.package == FACADE))
 }
 
 fn packages(dependencies: &[Dependency]) -> Vec<String> {

@@ -86,6 +86,12 @@ pub fn controller_gen(dir: &Path, generator: &str, output: &str, paths: &str) ->
     output_dir
 }
 
+/// The documents of the YAML file at `path`.
+pub fn yaml_documents(path: &Path) -> Vec<Value> {
+    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_saphyr::from_multiple(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
 /// The CRDs of the YAML files in `dir` (other documents passed over), by name.
 pub fn crds_in(dir: &Path) -> BTreeMap<String, Value> {
     let mut crds = BTreeMap::new();
@@ -94,9 +100,7 @@ pub fn crds_in(dir: &Path) -> BTreeMap<String, Value> {
         if path.extension().is_none_or(|ext| ext != "yaml") {
             continue;
         }
-        let text = fs::read_to_string(&path).unwrap();
-        let documents: Vec<Value> = serde_saphyr::from_multiple(&text).unwrap();
-        for crd in documents
+        for crd in yaml_documents(&path)
             .into_iter()
             .filter(|d| d["kind"] == "CustomResourceDefinition")
         {
