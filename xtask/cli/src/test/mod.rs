@@ -41,6 +41,22 @@ const WAITING_SLOTS: usize = 4;
 /// Busy jobs at once: two keep both cores busy while one of them links or waits.
 const BUSY_SLOTS: usize = 2;
 
+/// The flags trybuild 1.0 gives rustc when it builds a case (its `rustflags.rs`, and the
+/// diagnostic width of its `build_test`). It gives its dependency step the same flags
+/// without the width, and cargo keeps a unit's artifacts apart by its flags: each case
+/// project's dependency tree was built twice, once by a step whose artifacts no case used.
+/// Cargo prefers `CARGO_ENCODED_RUSTFLAGS` to the `--config build.rustflags` trybuild
+/// passes (and trybuild removes only `RUSTFLAGS`), so with these flags in it both steps
+/// build the one tree the cases use, and the cases see what trybuild would have given them.
+const TRYBUILD_RUSTFLAGS: &[&str] = &[
+    "--cfg",
+    "trybuild",
+    "--verbose",
+    "-A",
+    "dead_code",
+    "--diagnostic-width=140",
+];
+
 /// The paths of the tools the tests use, installed into the cache.
 pub(crate) struct Tools {
     assets: PathBuf,
@@ -213,7 +229,9 @@ fn jobs_of(
         let commands = ui
             .into_iter()
             .map(|(_, mut command)| {
-                command.env("CARGO_PROFILE_DEV_DEBUG", "false");
+                command
+                    .env("CARGO_PROFILE_DEV_DEBUG", "false")
+                    .env("CARGO_ENCODED_RUSTFLAGS", TRYBUILD_RUSTFLAGS.join("\x1f"));
                 command
             })
             .collect();
