@@ -28,19 +28,25 @@ use common::{
 const GROUP: &str = "ship.tutorial.kubebuilder.io";
 const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// clippy on the packages the scaffolds write (the rest of the copy is this repository's,
-/// which its own test build lints), warnings denied.
-const CLIPPY_SCAFFOLDED: &[&str] = &[
-    "clippy",
-    "--package",
-    "api",
-    "--package",
-    "controller",
-    "--all-targets",
-    "--",
-    "-D",
-    "warnings",
-];
+/// The copy is formatted, and the packages the scaffolds write are lint-clean (the rest of
+/// the copy is this repository's, which its own test build lints).
+fn assert_formatted_and_lint_clean(copy: &Path) {
+    cargo_ok(copy, &["fmt", "--all", "--check"]);
+    cargo_ok(
+        copy,
+        &[
+            "clippy",
+            "--package",
+            "api",
+            "--package",
+            "controller",
+            "--all-targets",
+            "--",
+            "-D",
+            "warnings",
+        ],
+    );
+}
 
 fn create(copy: &Path, what: &str, extra: &[&str]) {
     let mut args = vec![
@@ -259,8 +265,7 @@ fn a_scaffolded_kind_is_reconciled_and_its_webhooks_are_called_by_the_apiserver(
     }
     // Formatted and lint-clean as scaffolded, the manifests current, the scaffolded test
     // passing.
-    cargo_ok(copy, &["fmt", "--all", "--check"]);
-    cargo_ok(copy, CLIPPY_SCAFFOLDED);
+    assert_formatted_and_lint_clean(copy);
     // As read from the sources, and as a build of the declarations binary has them.
     cargo_ok(copy, &["xtask", "manifests", "--check"]);
     cargo_ok(copy, &["xtask", "manifests", "--check", "--build"]);
@@ -353,8 +358,7 @@ fn a_scaffolded_kind_is_reconciled_and_its_webhooks_are_called_by_the_apiserver(
             "{expected} missing:\n{webhooks}"
         );
     }
-    cargo_ok(copy, &["fmt", "--all", "--check"]);
-    cargo_ok(copy, CLIPPY_SCAFFOLDED);
+    assert_formatted_and_lint_clean(copy);
     // The scaffolded webhook test: called directly and by its own apiserver.
     cargo_ok(
         copy,
@@ -551,8 +555,7 @@ fn scaffold_a_converting_version(
     );
     let crd_yaml = read("config/crd/bases/ship.tutorial.kubebuilder.io_frigates.yaml");
     assert!(crd_yaml.contains("      path: /convert\n"), "{crd_yaml}");
-    cargo_ok(copy, &["fmt", "--all", "--check"]);
-    cargo_ok(copy, CLIPPY_SCAFFOLDED);
+    assert_formatted_and_lint_clean(copy);
     cargo_ok(copy, &["test", "--package", "api", "--lib"]);
     let manager = build_manager(copy);
 

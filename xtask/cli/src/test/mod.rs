@@ -225,7 +225,8 @@ fn jobs_of(
         let name = format!("trybuild --ignored: {}", targets.join(", "));
         // trybuild's project has cargo's default profile, not the workspace's: without debug
         // info its dependency tree builds, and its passing cases link, faster (7% measured);
-        // what the cases check (diagnostics, what they print) does not change.
+        // what the cases check (diagnostics, what they print) does not change. Its
+        // dependency step gets the cases' flags ([`TRYBUILD_RUSTFLAGS`]).
         let commands = ui
             .into_iter()
             .map(|(_, mut command)| {
