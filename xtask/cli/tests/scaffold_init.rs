@@ -114,11 +114,9 @@ fn manager_holds_no_test_helper_and_no_crash_hook(root: &Path) {
 fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
     let scratch = scratch_dir("init");
     let path = install_cargo_kubebuilder(&scratch.join("cargo-root"));
-    let empty = scratch.join("empty");
-    std::fs::create_dir(&empty).unwrap();
     let repo = repo_root();
     cargo_kubebuilder(
-        &empty,
+        &scratch,
         &path,
         &[
             "init",
@@ -131,7 +129,7 @@ fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
             repo.to_str().unwrap(),
         ],
     );
-    let root: PathBuf = empty.join("fleet");
+    let root: PathBuf = scratch.join("fleet");
     set_version(&root, "0.1.0-scaffold-init");
     let main = std::fs::read_to_string(root.join("controller/src/main.rs")).unwrap();
     assert!(main.contains(" The Fleet Team.\n// SPDX-License-Identifier: Apache-2.0\n"));

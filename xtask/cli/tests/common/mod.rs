@@ -168,7 +168,10 @@ pub fn target_dir() -> PathBuf {
         .to_owned()
 }
 
-/// `<target>/scaffold-tests/<name>`, empty: the same directory every run.
+/// `<target>/scaffold-tests/<name>`, empty: the same directory every run. Make a test's
+/// project right in it (`<name>/<project>`): cargo tells a path dependency's artifacts apart
+/// by its path relative to the workspace that builds it, so the framework crates of projects
+/// at one depth are built once for all of them (with the same features), not once each.
 pub fn scratch_dir(name: &str) -> PathBuf {
     let dir = target_dir().join("scaffold-tests").join(name);
     if dir.exists() {
