@@ -11,7 +11,7 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 use common::{
@@ -129,7 +129,7 @@ fn a_new_project_passes_its_own_tests_and_takes_every_scaffold() {
             repo.to_str().unwrap(),
         ],
     );
-    let root: PathBuf = scratch.join("fleet");
+    let root = scratch.join("fleet");
     set_version(&root, "0.1.0-scaffold-init");
     let main = std::fs::read_to_string(root.join("controller/src/main.rs")).unwrap();
     assert!(main.contains(" The Fleet Team.\n// SPDX-License-Identifier: Apache-2.0\n"));
