@@ -117,8 +117,10 @@ fn from_hub<S: Spoke<H> + ConvertibleObject, H: ConvertibleObject>(
     encode(&S::from_hub(hub)?)
 }
 
+/// From text, as kube's client decodes `T`: a manager then instantiates `T`'s `Deserialize`
+/// (most of a controller crate's code when `T` embeds a pod template) for one reader only.
 fn decode<T: DeserializeOwned>(object: Value, version: &Version) -> Result<T, ConversionError> {
-    serde_json::from_value(object).map_err(|err| {
+    serde_json::from_str(&object.to_string()).map_err(|err| {
         ConversionError::new(
             "",
             format!("cannot decode {} {}: {err}", version.kind, version.name),

@@ -28,8 +28,11 @@ pub(crate) struct Compact<K> {
     /// here; the cache and the controllers read the key through [`Compact::object_ref`], so
     /// the objects in a store never build one (a third of a cached Job's bytes).
     metadata: OnceLock<Box<ObjectMeta>>,
-    /// Shared with the clone the reflector's store keeps of each object it is given.
-    json: Arc<[u8]>,
+    /// Shared with the clone the reflector's store keeps of each object it is given. Text,
+    /// not bytes: decoded with `serde_json::from_str`, as kube's client decodes what the
+    /// apiserver sends, a kind's `Deserialize` is instantiated for one reader instead of two
+    /// (a pod template's is most of a controller crate's code).
+    json: Arc<str>,
     kind: PhantomData<fn() -> K>,
 }
 
@@ -41,7 +44,7 @@ impl<K: Resource + Serialize> Compact<K> {
             name: meta.name.as_deref().unwrap_or_default().into(),
             namespace: meta.namespace.as_deref().map(Into::into),
             metadata: OnceLock::new(),
-            json: serde_json::to_vec(object)?.into(),
+            json: serde_json::to_string(object)?.into(),
             kind: PhantomData,
         })
     }
@@ -50,7 +53,7 @@ impl<K: Resource + Serialize> Compact<K> {
 impl<K: DeserializeOwned> Compact<K> {
     /// The object again.
     pub(crate) fn decode(&self) -> Result<K, serde_json::Error> {
-        serde_json::from_slice(&self.json)
+        serde_json::from_str(&self.json)
     }
 }
 
@@ -106,7 +109,7 @@ impl<K> Compact<K> {
             #[serde(default)]
             metadata: ObjectMeta,
         }
-        serde_json::from_slice::<MetadataOnly>(&self.json).map(|object| object.metadata)
+        serde_json::from_str::<MetadataOnly>(&self.json).map(|object| object.metadata)
     }
 }
 

@@ -119,7 +119,7 @@ impl<'a> AdmissionContext<'a> {
     /// The object as it is stored, decoded as `K`: on update and delete.
     pub fn old_object<K: DeserializeOwned>(&self) -> Option<Result<K, serde_json::Error>> {
         let old = self.request.old_object.as_ref()?;
-        Some(serde_json::to_value(old).and_then(K::deserialize))
+        Some(serde_json::to_string(old).and_then(|text| serde_json::from_str(&text)))
     }
 }
 
@@ -625,9 +625,12 @@ fn decode<K: WebhookKind>(object: Option<&DynamicObject>) -> Result<(K, Value), 
     let kind = K::kind(&());
     let object =
         object.ok_or_else(|| Refusal::bad_request(format!("the request carries no {kind}")))?;
-    let received = serde_json::to_value(object).map_err(|err| Refusal::internal(&err))?;
-    // Deserialised from a borrow: the received JSON is kept for the defaulting patch.
-    let typed = K::deserialize(&received)
+    // Both read from text: `K` is decoded by `serde_json::from_str` alone, as kube's client
+    // decodes it, so that its `Deserialize` (a pod template's is most of a controller
+    // crate's code) is instantiated for one reader, not one per form of JSON.
+    let text = serde_json::to_string(object).map_err(|err| Refusal::internal(&err))?;
+    let received: Value = serde_json::from_str(&text).map_err(|err| Refusal::internal(&err))?;
+    let typed = serde_json::from_str::<K>(&text)
         .map_err(|err| Refusal::bad_request(format!("cannot decode {kind}: {err}")))?;
     Ok((typed, received))
 }
