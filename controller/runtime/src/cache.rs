@@ -7,7 +7,9 @@
 //! [`Store`], the kind's field indexes, and the trigger streams of the controllers that
 //! watch the kind. The store holds each object as JSON, about half of a typed object's
 //! memory: a read decodes the objects it returns, and what a reader gets
-//! is its own. An informer starts on first use (a controller built on it, or a read) and
+//! is its own. The watch decodes only each object's metadata (the rest stays JSON), so
+//! the one decoder of a kind a manager compiles is the cache's, which reads text as kube's
+//! client does. An informer starts on first use (a controller built on it, or a read) and
 //! runs until the manager stops. Scopes follow `--namespace`: one informer per
 //! namespace given, or one for the whole cluster (always for cluster-scoped kinds).
 //!
@@ -72,9 +74,11 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 
 mod by_object;
 mod compact;
+mod received;
 
 pub use self::by_object::{ByObject, ByObjectError};
 pub(crate) use self::compact::Compact;
+use self::received::Received;
 
 /// How long a read waits for an informer's first list before it fails with
 /// [`CacheError::NotSynced`]: long enough for a start-up, short enough to surface a watch
@@ -188,6 +192,8 @@ type Extractor<K> = Arc<dyn Fn(&K) -> Vec<String> + Send + Sync>;
 type StoreKey<K> = ObjectRef<Compact<K>>;
 /// Changes each object before it is cached.
 type Transform<K> = Arc<dyn Fn(&mut K) + Send + Sync>;
+/// The API a kind is watched through in a namespace (`None`: everywhere).
+type WatchApi<K> = fn(Client, Option<&str>, &<K as Resource>::DynamicType) -> Api<Received<K>>;
 
 /// Why a read from the cache failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -636,8 +642,7 @@ pub(crate) struct KindInfo<K: Resource> {
     /// The kind's name, for messages (`CronJob`).
     pub(crate) name: String,
     namespaced: bool,
-    /// The API of the kind in a namespace (`None`: everywhere).
-    api: fn(Client, Option<&str>, &K::DynamicType) -> Api<K>,
+    api: WatchApi<K>,
 }
 
 impl<K: CachedKind> KindInfo<K> {
@@ -646,7 +651,7 @@ impl<K: CachedKind> KindInfo<K> {
             dyntype: (),
             name: K::kind(&()).into_owned(),
             namespaced: is_namespaced::<K>(),
-            api: |client, namespace, ()| K::Scope::api::<K>(client, namespace),
+            api: |client, namespace, ()| K::Scope::api::<Received<K>>(client, namespace),
         }
     }
 }
@@ -884,17 +889,22 @@ impl<K: WatchedKind> KindCache<K> {
 
 /// What an informer changes in each object before caching it.
 struct Trim<K> {
+    /// The kind's name, for messages.
+    kind: String,
     managed_fields: ManagedFields,
     transform: Option<Transform<K>>,
 }
 
 impl<K: WatchedKind> Trim<K> {
-    fn apply(&self, object: &mut K) {
+    fn apply(&self, object: &mut Received<K>) {
         if self.managed_fields == ManagedFields::Dropped {
             object.meta_mut().managed_fields = None;
         }
-        if let Some(transform) = &self.transform {
-            transform(object);
+        if let Some(transform) = &self.transform
+            && let Err(error) = object.edit(|object| transform(object))
+        {
+            // Kept as received: a read of it reports that it does not decode.
+            tracing::error!(kind = %self.kind, namespace = ?object.namespace(), name = %object.name_any(), %error, "not transformed: the object does not decode");
         }
     }
 }
@@ -936,6 +946,7 @@ impl<K: WatchedKind> Informer<K> {
         let store = writer.as_reader();
         let link = cache.link::<K>(&info.name, namespace.as_deref());
         let trim = Trim {
+            kind: info.name.clone(),
             managed_fields: cache.inner.managed_fields,
             transform: settings.transform.clone(),
         };
@@ -973,7 +984,7 @@ impl<K: WatchedKind> Informer<K> {
     /// Applies the watch's events until `stop`.
     async fn pump(
         self: Arc<Self>,
-        events: impl Stream<Item = Result<Event<K>, watcher::Error>> + Send,
+        events: impl Stream<Item = Result<Event<Received<K>>, watcher::Error>> + Send,
         mut writer: Writer<Compact<K>>,
         link: Arc<Link>,
         stop: CancellationToken,
@@ -1002,18 +1013,19 @@ impl<K: WatchedKind> Informer<K> {
     }
 
     /// The store first, then the indexes, then the triggers.
-    fn apply(&self, writer: &mut Writer<Compact<K>>, event: Event<K>) {
+    fn apply(&self, writer: &mut Writer<Compact<K>>, event: Event<Received<K>>) {
         match event {
             Event::Apply(object) => {
                 let Some(compact) = self.encode(&object) else {
                     return;
                 };
-                let key = self.key_of(&object);
+                let key = compact.object_ref_with(self.info.dyntype.clone());
                 let before = self.store.get(&key);
                 let old = self.indexed_version(before.as_deref());
+                let new = self.indexed_version(Some(&compact));
                 writer.apply_watcher_event(&Event::Apply(compact));
                 let mut state = lock(&self.state);
-                state.reindex(&self.extractors, &key, old.as_ref(), Some(&object));
+                state.reindex(&self.extractors, &key, old.as_ref(), new.as_ref());
                 if let Some(stored) = self.store.get(&key) {
                     state.dispatch(&ObjectChange::updated(before, stored));
                 }
@@ -1022,7 +1034,7 @@ impl<K: WatchedKind> Informer<K> {
                 let Some(compact) = self.encode(&object) else {
                     return;
                 };
-                let key = self.key_of(&object);
+                let key = compact.object_ref_with(self.info.dyntype.clone());
                 let old = self.indexed_version(self.store.get(&key).as_deref());
                 writer.apply_watcher_event(&Event::Delete(compact.clone()));
                 let mut state = lock(&self.state);
@@ -1150,9 +1162,11 @@ impl<K: WatchedKind> Informer<K> {
     }
 
     /// `object` as the store holds it; `None`, after an error in the log, for an object
-    /// whose `Serialize` fails (not cached: a reader that needs it would find it missing).
-    fn encode(&self, object: &K) -> Option<Compact<K>> {
-        Compact::encode(object)
+    /// whose metadata does not encode (not cached: a reader that needs it would find it
+    /// missing).
+    fn encode(&self, object: &Received<K>) -> Option<Compact<K>> {
+        object
+            .compact()
             .inspect_err(|error| {
                 tracing::error!(kind = %self.info.name, namespace = ?object.namespace(), name = %object.name_any(), %error, "not cached: the object does not encode as JSON");
             })

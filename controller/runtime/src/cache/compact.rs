@@ -40,13 +40,24 @@ impl<K: Resource + Serialize> Compact<K> {
     /// `object` as the cache holds it.
     pub(crate) fn encode(object: &K) -> Result<Self, serde_json::Error> {
         let meta = object.meta();
-        Ok(Self {
-            name: meta.name.as_deref().unwrap_or_default().into(),
-            namespace: meta.namespace.as_deref().map(Into::into),
+        Ok(Self::from_json(
+            meta.name.as_deref().unwrap_or_default(),
+            meta.namespace.as_deref(),
+            serde_json::to_string(object)?,
+        ))
+    }
+}
+
+impl<K> Compact<K> {
+    /// The object named `name` in `namespace` whose text is `json`.
+    pub(crate) fn from_json(name: &str, namespace: Option<&str>, json: String) -> Self {
+        Self {
+            name: name.into(),
+            namespace: namespace.map(Into::into),
             metadata: OnceLock::new(),
-            json: serde_json::to_string(object)?.into(),
+            json: json.into(),
             kind: PhantomData,
-        })
+        }
     }
 }
 
