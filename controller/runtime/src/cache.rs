@@ -7,9 +7,10 @@
 //! [`Store`], the kind's field indexes, and the trigger streams of the controllers that
 //! watch the kind. The store holds each object as JSON, about half of a typed object's
 //! memory: a read decodes the objects it returns, and what a reader gets
-//! is its own. The watch decodes only each object's metadata (the rest stays JSON), so
-//! the one decoder of a kind a manager compiles is the cache's, which reads text as kube's
-//! client does. An informer starts on first use (a controller built on it, or a read) and
+//! is its own. The watch decodes only each object's metadata (the rest stays JSON), and
+//! every typed decode in the runtime reads text (`serde_json::from_str`), as kube's client
+//! does: a kind's `Deserialize` (a pod template's is most of a controller crate's code) is
+//! instantiated for one reader, not one per form of JSON. An informer starts on first use (a controller built on it, or a read) and
 //! runs until the manager stops. Scopes follow `--namespace`: one informer per
 //! namespace given, or one for the whole cluster (always for cluster-scoped kinds).
 //!

@@ -29,9 +29,8 @@ pub(crate) struct Compact<K> {
     /// the objects in a store never build one (a third of a cached Job's bytes).
     metadata: OnceLock<Box<ObjectMeta>>,
     /// Shared with the clone the reflector's store keeps of each object it is given. Text,
-    /// not bytes: decoded with `serde_json::from_str`, as kube's client decodes what the
-    /// apiserver sends, a kind's `Deserialize` is instantiated for one reader instead of two
-    /// (a pod template's is most of a controller crate's code).
+    /// not bytes: read with `serde_json::from_str`, as kube's client reads what the
+    /// apiserver sends, so that both use one instantiation of a kind's `Deserialize`.
     json: Arc<str>,
     kind: PhantomData<fn() -> K>,
 }

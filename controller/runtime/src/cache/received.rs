@@ -50,8 +50,9 @@ impl<K> Received<K> {
     {
         let mut object = self.decode()?;
         edit(&mut object);
-        (self.metadata, self.fields) =
-            split(serde_json::from_str(&serde_json::to_string(&object)?)?)?;
+        // Through text, as the cache encodes: no other `Serialize` instantiation of `K`.
+        let text = serde_json::to_string(&object)?;
+        (self.metadata, self.fields) = split(serde_json::from_str(&text)?)?;
         Ok(())
     }
 

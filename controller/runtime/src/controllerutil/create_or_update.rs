@@ -280,7 +280,7 @@ where
     mutate_in_place(&mut object, mutate)?;
     let mut body = serde_json::to_value(&object)?;
     fill_type_meta::<K>(&mut body);
-    // From text, as kube's client decodes `K` (one instantiation of its `Deserialize`).
+    // From text, as every decode of `K` (see the cache's module docs).
     let object: K = serde_json::from_str(&body.to_string())?;
     let created = api.create(&PostParams::default(), &object).await?;
     Ok((created, OperationResult::Created))

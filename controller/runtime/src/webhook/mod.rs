@@ -625,9 +625,8 @@ fn decode<K: WebhookKind>(object: Option<&DynamicObject>) -> Result<(K, Value), 
     let kind = K::kind(&());
     let object =
         object.ok_or_else(|| Refusal::bad_request(format!("the request carries no {kind}")))?;
-    // Both read from text: `K` is decoded by `serde_json::from_str` alone, as kube's client
-    // decodes it, so that its `Deserialize` (a pod template's is most of a controller
-    // crate's code) is instantiated for one reader, not one per form of JSON.
+    // Both read from text: `K` only ever is, so that a manager compiles one decoder of it
+    // (see the cache's module docs).
     let text = serde_json::to_string(object).map_err(|err| Refusal::internal(&err))?;
     let received: Value = serde_json::from_str(&text).map_err(|err| Refusal::internal(&err))?;
     let typed = serde_json::from_str::<K>(&text)
