@@ -73,6 +73,44 @@ use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 use tokio_util::sync::{CancellationToken, DropGuard};
 
+/// The items of `Resource` that a cache's form of an object of kind `K` (`Compact<K>`,
+/// `Received<K>`) takes from `K`: all but its metadata. A `PartialObjectMeta` kind stays
+/// one, watched through the metadata API.
+macro_rules! resource_of_kind {
+    () => {
+        type DynamicType = K::DynamicType;
+        type Scope = K::Scope;
+
+        fn kind(dyntype: &K::DynamicType) -> ::std::borrow::Cow<'_, str> {
+            K::kind(dyntype)
+        }
+
+        fn group(dyntype: &K::DynamicType) -> ::std::borrow::Cow<'_, str> {
+            K::group(dyntype)
+        }
+
+        fn version(dyntype: &K::DynamicType) -> ::std::borrow::Cow<'_, str> {
+            K::version(dyntype)
+        }
+
+        fn api_version(dyntype: &K::DynamicType) -> ::std::borrow::Cow<'_, str> {
+            K::api_version(dyntype)
+        }
+
+        fn plural(dyntype: &K::DynamicType) -> ::std::borrow::Cow<'_, str> {
+            K::plural(dyntype)
+        }
+
+        fn metadata_api() -> bool {
+            K::metadata_api()
+        }
+
+        fn url_path(dyntype: &K::DynamicType, namespace: Option<&str>) -> String {
+            K::url_path(dyntype, namespace)
+        }
+    };
+}
+
 mod by_object;
 mod compact;
 mod received;

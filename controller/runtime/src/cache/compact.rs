@@ -7,7 +7,6 @@
 //! JSON, as Go's informers hold `FieldsV1` as raw bytes, and readers get a freshly
 //! decoded object that lives as long as they need it.
 
-use std::borrow::Cow;
 use std::fmt::Debug;
 use std::marker::PhantomData;
 use std::sync::{Arc, OnceLock};
@@ -158,28 +157,7 @@ impl<'de, K: Resource + Serialize + DeserializeOwned> Deserialize<'de> for Compa
 }
 
 impl<K: Resource> Resource for Compact<K> {
-    type DynamicType = K::DynamicType;
-    type Scope = K::Scope;
-
-    fn kind(dyntype: &K::DynamicType) -> Cow<'_, str> {
-        K::kind(dyntype)
-    }
-
-    fn group(dyntype: &K::DynamicType) -> Cow<'_, str> {
-        K::group(dyntype)
-    }
-
-    fn version(dyntype: &K::DynamicType) -> Cow<'_, str> {
-        K::version(dyntype)
-    }
-
-    fn api_version(dyntype: &K::DynamicType) -> Cow<'_, str> {
-        K::api_version(dyntype)
-    }
-
-    fn plural(dyntype: &K::DynamicType) -> Cow<'_, str> {
-        K::plural(dyntype)
-    }
+    resource_of_kind!();
 
     fn meta(&self) -> &ObjectMeta {
         self.metadata.get_or_init(|| self.key_metadata())

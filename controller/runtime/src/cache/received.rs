@@ -9,7 +9,6 @@
 //! `serde_json::Value` and `ObjectMeta` are decoded by the runtime's own code, once for all
 //! kinds.
 
-use std::borrow::Cow;
 use std::marker::PhantomData;
 
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -102,37 +101,7 @@ impl<'de, K> Deserialize<'de> for Received<K> {
 }
 
 impl<K: Resource> Resource for Received<K> {
-    type DynamicType = K::DynamicType;
-    type Scope = K::Scope;
-
-    fn kind(dyntype: &K::DynamicType) -> Cow<'_, str> {
-        K::kind(dyntype)
-    }
-
-    fn group(dyntype: &K::DynamicType) -> Cow<'_, str> {
-        K::group(dyntype)
-    }
-
-    fn version(dyntype: &K::DynamicType) -> Cow<'_, str> {
-        K::version(dyntype)
-    }
-
-    fn api_version(dyntype: &K::DynamicType) -> Cow<'_, str> {
-        K::api_version(dyntype)
-    }
-
-    fn plural(dyntype: &K::DynamicType) -> Cow<'_, str> {
-        K::plural(dyntype)
-    }
-
-    /// A `PartialObjectMeta` kind is watched through the metadata API.
-    fn metadata_api() -> bool {
-        K::metadata_api()
-    }
-
-    fn url_path(dyntype: &K::DynamicType, namespace: Option<&str>) -> String {
-        K::url_path(dyntype, namespace)
-    }
+    resource_of_kind!();
 
     fn meta(&self) -> &ObjectMeta {
         &self.metadata
