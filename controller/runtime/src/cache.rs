@@ -1099,11 +1099,10 @@ impl<K: WatchedKind> Informer<K> {
                 state.last_error = None;
                 state.indexes.clear();
                 if !self.extractors.is_empty() {
-                    for object in objects
-                        .iter()
-                        .filter_map(|compact| self.decode_logged(compact))
-                    {
-                        state.reindex(&self.extractors, &self.key_of(&object), None, Some(&object));
+                    for compact in &objects {
+                        let key = compact.object_ref_with(self.info.dyntype.clone());
+                        let object = self.decode_logged(compact);
+                        state.reindex(&self.extractors, &key, None, object.as_ref());
                     }
                 }
                 for object in objects {
@@ -1191,13 +1190,6 @@ impl<K: WatchedKind> Informer<K> {
             }
         }
         Ok(selected)
-    }
-
-    /// The store's key of an object, without the version and UID it does not compare.
-    fn key_of(&self, object: &K) -> StoreKey<K> {
-        let mut key = ObjectRef::new_with(&object.name_any(), self.info.dyntype.clone());
-        key.namespace = object.namespace();
-        key
     }
 
     /// `object` as the store holds it; `None`, after an error in the log, for an object
